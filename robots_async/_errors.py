@@ -1,0 +1,37 @@
+"""The exception tree of robots_async.
+
+Content never raises: a robots.txt body is parsed leniently and problems become
+``warnings``; a failed fetch becomes a documented verdict. Exceptions are kept for
+misuse of the API and for adapters that must refuse a request::
+
+    RobotsError                          base of everything raised here
+    ├── InvalidURLError(ValueError)      not an absolute http(s) URL
+    ├── InvalidUserAgentError(ValueError) no usable product token in a User-Agent
+    ├── ClosedError(RuntimeError)        parser, cache or checker used after close
+    └── DisallowedError                  contrib.aiohttp: robots.txt forbids the request
+"""
+
+from __future__ import annotations
+
+__all__ = ["ClosedError", "InvalidURLError", "InvalidUserAgentError", "RobotsError"]
+
+
+class RobotsError(Exception):
+    """Base class of every exception raised by robots_async."""
+
+
+class InvalidURLError(RobotsError, ValueError):
+    """Raised when a URL is not absolute or its scheme is not http or https."""
+
+    def __init__(self, url: object, reason: str) -> None:
+        super().__init__(f"{reason}: {url!r}")
+        self.url = url
+        self.reason = reason
+
+
+class InvalidUserAgentError(RobotsError, ValueError):
+    """Raised when no RFC 9309 product token can be derived from a User-Agent."""
+
+
+class ClosedError(RobotsError, RuntimeError):
+    """Raised when a parser, cache or checker is used after it was closed."""

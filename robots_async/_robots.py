@@ -1,0 +1,325 @@
+"""RobotsTxt: the immutable result of parsing, and the questions a crawler asks it."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal
+
+from ._agent import product_token
+from ._matcher import EMPTY, Bucket, compile_bucket, decide
+from ._policy import GOOGLE, pattern_normaliser, rfc_target
+from ._rules import Group, RawGroup, Reason, Rule, Verdict, format_warning
+from ._url import encode_non_ascii, request_target
+
+if TYPE_CHECKING:
+    from ._policy import MatchPolicy
+    from ._rules import CleanParam, ParseWarning, RequestRate, VisitTime
+
+__all__ = ["RobotsTxt"]
+
+#: RFC 9309 §2.2.2: the robots.txt URI itself is implicitly allowed.
+ROBOTS_PATH = "/robots.txt"
+_MAX_CACHED_TOKENS = 64
+_UNSEEN: Any = object()
+
+_token_of = lru_cache(maxsize=1024)(product_token)
+
+
+def _warning_order(warning: tuple[int, str, str | bytes]) -> tuple[int, str]:
+    return warning[0], warning[1]
+
+
+class RobotsTxt:
+    """A parsed robots.txt. Immutable; safe to share between tasks and threads.
+
+    Build one with :func:`robots_async.parse`, :class:`robots_async.RobotsParser`,
+    :meth:`allow_all` or :meth:`disallow_all`. Every question takes either
+    ``user_agent`` (a full User-Agent header; its product token is derived) or
+    ``robots_token`` (used verbatim, exactly as Google's matcher takes its agent).
+    """
+
+    __slots__ = (
+        "_buckets",
+        "_clean_params",
+        "_global",
+        "_global_bucket",
+        "_google_like",
+        "_groups",
+        "_host",
+        "_index",
+        "_policy",
+        "_public_groups",
+        "_sitemaps",
+        "_synthetic",
+        "_truncated",
+        "_warnings",
+    )
+
+    def __init__(
+        self,
+        groups: list[RawGroup],
+        *,
+        policy: MatchPolicy = GOOGLE,
+        sitemaps: tuple[str, ...] = (),
+        host: str | None = None,
+        clean_params: tuple[CleanParam, ...] = (),
+        warnings: list[tuple[int, str, str | bytes]] | None = None,
+        truncated: bool = False,
+        synthetic: Literal["allow-all", "disallow-all"] | None = None,
+    ) -> None:
+        self._groups = groups
+        self._policy = policy
+        self._sitemaps = sitemaps
+        self._host = host
+        self._clean_params = clean_params
+        self._warnings: list[tuple[int, str, str | bytes]] | tuple[ParseWarning, ...] = (
+            warnings or []
+        )
+        self._truncated = truncated
+        self._synthetic = synthetic
+        # The default policy's target handling, decided once instead of per question.
+        self._google_like = (
+            policy.encode_raw_url
+            and policy.robots_txt_allowed
+            and not policy.rfc3986
+            and not policy.first_match
+        )
+        self._index: dict[str, tuple[int, ...]] | None = None
+        self._global: tuple[int, ...] = ()
+        self._buckets: dict[str, Bucket | None] | None = None
+        self._global_bucket: Bucket | None = None
+        self._public_groups: tuple[Group, ...] | None = None
+
+    @classmethod
+    def allow_all(cls) -> RobotsTxt:
+        """Everything allowed: what RFC 9309 §2.3.1.3 prescribes when the file is absent."""
+        return cls([], synthetic="allow-all")
+
+    @classmethod
+    def disallow_all(cls) -> RobotsTxt:
+        """Everything disallowed (but /robots.txt): RFC 9309 §2.3.1.4, unreachable."""
+        return cls([], synthetic="disallow-all")
+
+    @property
+    def policy(self) -> MatchPolicy:
+        """The matching policy this file was parsed with."""
+        return self._policy
+
+    @property
+    def sitemaps(self) -> tuple[str, ...]:
+        """Sitemap URLs in file order, duplicates removed (they belong to no group)."""
+        return self._sitemaps
+
+    @property
+    def host(self) -> str | None:
+        """The first ``Host:`` value (Yandex's preferred mirror), if any."""
+        return self._host
+
+    @property
+    def clean_params(self) -> tuple[CleanParam, ...]:
+        """Yandex ``Clean-param`` records in file order."""
+        return self._clean_params
+
+    @property
+    def truncated(self) -> bool:
+        """True if the body was longer than ``max_bytes`` and the rest ignored."""
+        return self._truncated
+
+    @property
+    def synthetic(self) -> str | None:
+        """``"allow-all"``/``"disallow-all"`` for files that were not parsed, else None."""
+        return self._synthetic
+
+    @property
+    def warnings(self) -> tuple[ParseWarning, ...]:
+        """What a linter would report, in line order (at most 1,000 are kept)."""
+        if isinstance(self._warnings, list):
+            self._warnings = tuple(
+                format_warning(*w) for w in sorted(self._warnings, key=_warning_order)
+            )
+        return self._warnings
+
+    @property
+    def groups(self) -> tuple[Group, ...]:
+        """The groups in file order, rules normalised as the policy matches them."""
+        if self._public_groups is None:
+            self._public_groups = tuple(self._public_group(i) for i in range(len(self._groups)))
+        return self._public_groups
+
+    def allowed(
+        self, url: str, *, user_agent: str | None = None, robots_token: str | None = None
+    ) -> bool:
+        """Return True if the agent may fetch ``url`` (absolute URL or path)."""
+        if robots_token is None and user_agent is not None:
+            token = _token_of(user_agent)
+        else:
+            token = self._token(user_agent, robots_token)
+        buckets = self._buckets
+        bucket = buckets.get(token, _UNSEEN) if buckets is not None else _UNSEEN
+        if bucket is _UNSEEN:
+            bucket = self._bucket(token)
+        if self._google_like:
+            target = request_target(url)
+            if not target.isascii():
+                target = encode_non_ascii(target)
+            if target == "/robots.txt":
+                return True
+        else:
+            target = self._target(url)
+            if target == ROBOTS_PATH and self._policy.robots_txt_allowed:
+                return True
+        if bucket is None:
+            return self._synthetic != "disallow-all"
+        if self._policy.first_match:
+            rule = decide(bucket, target, self._policy)
+        else:
+            # Inlined Bucket.may_disallow: most URLs are allowed by this one C call.
+            heads = bucket.disallow_heads
+            if not heads or not target.startswith(heads):
+                return True
+            rule = bucket.best(target)
+        return rule is None or rule.allow or rule.kind == EMPTY
+
+    def explain(
+        self, url: str, *, user_agent: str | None = None, robots_token: str | None = None
+    ) -> Verdict:
+        """Return the :class:`Verdict` for ``url``: the deciding rule, line and group."""
+        target = self._target(url)
+        token = self._token(user_agent, robots_token)
+        bucket = self._bucket(token)
+        if target == ROBOTS_PATH and self._policy.robots_txt_allowed:
+            return Verdict(True, "robots-txt", token=token)
+        if bucket is None:
+            reason: Reason = "no-group" if self._synthetic is None else self._synthetic
+            return Verdict(reason != "disallow-all", reason, token=token)
+        rule = decide(bucket, target, self._policy)
+        if rule is None:
+            return Verdict(True, "no-match", agents=bucket.agents, token=token)
+        agents = self._groups[rule.group].agent_names
+        if rule.kind == EMPTY:
+            reason = "empty-rule"
+        else:
+            reason = "allow" if rule.allow else "disallow"
+        return Verdict(reason != "disallow", reason, rule.rule, rule.line, agents, token)
+
+    def crawl_delay(
+        self, *, user_agent: str | None = None, robots_token: str | None = None
+    ) -> float | None:
+        """Crawl-delay in seconds for the agent (the largest of its merged groups)."""
+        delays = [
+            g.crawl_delay for g in self._groups_for(user_agent, robots_token) if g.crawl_delay
+        ]
+        return max(delays) if delays else None
+
+    def request_rate(
+        self, *, user_agent: str | None = None, robots_token: str | None = None
+    ) -> RequestRate | None:
+        """Request-rate for the agent (the slowest of its merged groups)."""
+        rates = [g.request_rate for g in self._groups_for(user_agent, robots_token)]
+        present = [r for r in rates if r is not None]
+        return max(present, key=lambda r: r.delay) if present else None
+
+    def visit_time(
+        self, *, user_agent: str | None = None, robots_token: str | None = None
+    ) -> VisitTime | None:
+        """Visit-time window for the agent (the first one given), if any."""
+        for group in self._groups_for(user_agent, robots_token):
+            if group.visit_time is not None:
+                return group.visit_time
+        return None
+
+    def group_for(
+        self, *, user_agent: str | None = None, robots_token: str | None = None
+    ) -> tuple[Group, ...]:
+        """The groups whose rules apply to the agent (merged, RFC 9309 §2.2.1)."""
+        indices = self._indices(self._token(user_agent, robots_token))
+        return tuple(self.groups[i] for i in indices)
+
+    def __repr__(self) -> str:
+        if self._synthetic is not None:
+            return f"<RobotsTxt {self._synthetic}>"
+        rules = sum(len(g.lines) for g in self._groups)
+        return (
+            f"<RobotsTxt groups={len(self._groups)} rules={rules} "
+            f"sitemaps={len(self._sitemaps)} policy={self._policy.name!r}>"
+        )
+
+    def _target(self, url: str) -> str:
+        target = request_target(url)
+        policy = self._policy
+        if policy.encode_raw_url and not target.isascii():
+            target = encode_non_ascii(target)
+        return rfc_target(target) if policy.rfc3986 else target
+
+    @staticmethod
+    def _token(user_agent: str | None, robots_token: str | None) -> str:
+        if robots_token is not None:
+            if not isinstance(robots_token, str):
+                raise TypeError(f"robots_token must be str, not {type(robots_token).__name__}")
+            return robots_token
+        if user_agent is None:
+            raise TypeError("pass user_agent= (a User-Agent header) or robots_token=")
+        return _token_of(user_agent)
+
+    def _agent_index(self) -> dict[str, tuple[int, ...]]:
+        """token -> indices of the groups naming it; built on the first question."""
+        if self._index is None:
+            index: dict[str, dict[int, None]] = {}
+            global_groups: dict[int, None] = {}
+            for i, group in enumerate(self._groups):
+                for token in group.tokens:
+                    if token is None:
+                        global_groups[i] = None
+                    else:
+                        index.setdefault(token, {})[i] = None
+            self._global = tuple(global_groups)
+            self._index = {token: tuple(groups) for token, groups in index.items()}
+        return self._index
+
+    def _indices(self, token: str) -> tuple[int, ...]:
+        """Group indices for a token: its specific groups, else the ``*`` groups."""
+        indices = self._agent_index().get(token.lower())
+        if indices is None:
+            indices = self._global
+        # The 1997 draft: only the first matching record applies.
+        return indices[:1] if self._policy.first_match else indices
+
+    def _groups_for(self, user_agent: str | None, robots_token: str | None) -> list[RawGroup]:
+        return [self._groups[i] for i in self._indices(self._token(user_agent, robots_token))]
+
+    def _bucket(self, token: str) -> Bucket | None:
+        """The compiled rules for a token (None: no group applies), cached per token."""
+        buckets = self._buckets
+        if buckets is None:
+            buckets = self._buckets = {}
+        elif token in buckets:
+            return buckets[token]
+        indices = self._indices(token)
+        if not indices:
+            bucket = None
+        elif indices == self._global_indices():
+            if self._global_bucket is None:
+                self._global_bucket = self._compile(indices)
+            bucket = self._global_bucket
+        else:
+            bucket = self._compile(indices)
+        # Tokens come from the caller: bound the cache (a file has few groups anyway).
+        if len(buckets) >= _MAX_CACHED_TOKENS:
+            buckets.clear()
+        buckets[token] = bucket
+        return bucket
+
+    def _global_indices(self) -> tuple[int, ...]:
+        self._agent_index()
+        return self._global[:1] if self._policy.first_match else self._global
+
+    def _compile(self, indices: tuple[int, ...]) -> Bucket:
+        return compile_bucket(self._groups, indices, self._policy)
+
+    def _public_group(self, index: int) -> Group:
+        raw = self._groups[index]
+        normalise = pattern_normaliser(self._policy)
+        rules = tuple(Rule(allow, normalise(value), line) for allow, value, line in raw.rules())
+        return Group(
+            raw.agent_names, rules, raw.line, raw.crawl_delay, raw.request_rate, raw.visit_time
+        )

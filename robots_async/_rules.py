@@ -1,0 +1,414 @@
+"""Directive events -> an immutable :class:`RobotsTxt`, plus the result types.
+
+Grouping follows Google's reference and RFC 9309 §2.1: consecutive user-agent lines
+share the rules that follow; a user-agent line starts a new group only after an
+Allow/Disallow line. Other lines (sitemap, unknown, extensions) never end a group.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from array import array
+from dataclasses import dataclass
+from datetime import time
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from ._policy import MatchPolicy
+
+__all__ = [
+    "CleanParam",
+    "Group",
+    "ParseWarning",
+    "RequestRate",
+    "Rule",
+    "RulesBuilder",
+    "Verdict",
+    "VisitTime",
+]
+
+# Directive kinds; the tokenizer maps key spellings to them. DISALLOW and ALLOW are
+# the two smallest so that "is a rule" is one comparison on the hot path.
+DISALLOW, ALLOW, USER_AGENT, SITEMAP = 0, 1, 2, 3
+CRAWL_DELAY, REQUEST_RATE, VISIT_TIME, HOST, CLEAN_PARAM = 4, 5, 6, 7, 8
+UNKNOWN = 99
+
+#: Warnings kept per file; a hostile file cannot grow memory through them.
+MAX_WARNINGS: Final = 1_000
+#: Bytes of a junk line kept in its warning.
+DETAIL_BYTES: Final = 80
+#: The largest Crawl-delay taken as given; larger values are clamped (with a warning).
+MAX_CRAWL_DELAY: Final = 86_400.0
+
+#: Takes one directive line: its number and its trimmed value.
+Handler: TypeAlias = "Callable[[int, bytes], None]"
+
+_AGENT_TOKEN = re.compile(rb"[A-Za-z_-]*")
+_NUMBER = re.compile(rb"\d+(?:\.\d*)?|\.\d+")
+_RATE = re.compile(rb"(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*([smhd]?)", re.IGNORECASE)
+_VISIT = re.compile(rb"(\d\d):?(\d\d)\s*-\s*(\d\d):?(\d\d)")
+_UNITS = {b"": 1, b"s": 1, b"m": 60, b"h": 3600, b"d": 86400}
+
+
+class W:
+    """Warning codes (``ParseWarning.code``)."""
+
+    UNKNOWN_KEY = "unknown-key"
+    TYPO = "typo"
+    MISSING_COLON = "missing-colon"
+    NO_SEPARATOR = "no-separator"
+    RULE_OUTSIDE_GROUP = "rule-outside-group"
+    LINE_TOO_LONG = "line-too-long"
+    TRUNCATED = "truncated"
+    TRUNCATED_LINE = "truncated-line"
+    INVALID_VALUE = "invalid-value"
+    RELATIVE_SITEMAP = "relative-sitemap"
+    TOO_MANY_WARNINGS = "too-many-warnings"
+
+
+_MESSAGES = {
+    W.UNKNOWN_KEY: "unknown directive {!r} ignored",
+    W.TYPO: "misspelt directive {!r} accepted",
+    W.MISSING_COLON: "no colon after the key; whitespace taken as separator",
+    W.NO_SEPARATOR: "line without a key/value separator ignored: {!r}",
+    W.RULE_OUTSIDE_GROUP: "{} before any user-agent line ignored",
+    W.LINE_TOO_LONG: "line longer than 16663 bytes cut to 16663 bytes",
+    W.TRUNCATED: "body longer than {} bytes; the rest was ignored",
+    W.TRUNCATED_LINE: "line cut by the size limit dropped",
+    W.INVALID_VALUE: "invalid value ignored: {}",
+    W.RELATIVE_SITEMAP: "sitemap URL is not absolute: {!r}",
+    W.TOO_MANY_WARNINGS: "more than {} warnings; the rest were not recorded",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ParseWarning:
+    """Something a linter would report: line number, code (see ``W``) and message."""
+
+    line: int
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One Allow/Disallow line; ``pattern`` is normalised as the policy matches it."""
+
+    allow: bool
+    pattern: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{'Allow' if self.allow else 'Disallow'}: {self.pattern}"
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRate:
+    """``Request-rate: n/T``: at most ``requests`` per ``seconds``."""
+
+    requests: int
+    seconds: float
+
+    @property
+    def delay(self) -> float:
+        """Seconds between requests that keep to this rate."""
+        return self.seconds / self.requests
+
+
+@dataclass(frozen=True, slots=True)
+class VisitTime:
+    """``Visit-time: HHMM-HHMM``: the UTC window in which visits are welcome."""
+
+    start: time
+    end: time
+
+
+@dataclass(frozen=True, slots=True)
+class CleanParam:
+    """Yandex ``Clean-param: p1&p2 [/path-prefix]``: query parameters to ignore."""
+
+    params: tuple[str, ...]
+    path_prefix: str | None
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """A group: its user-agent values as written, its rules and per-group extensions."""
+
+    agents: tuple[str, ...]
+    rules: tuple[Rule, ...]
+    line: int
+    crawl_delay: float | None = None
+    request_rate: RequestRate | None = None
+    visit_time: VisitTime | None = None
+
+
+Reason = Literal[
+    "allow",
+    "disallow",
+    "empty-rule",
+    "no-match",
+    "no-group",
+    "robots-txt",
+    "allow-all",
+    "disallow-all",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Why a URL is allowed or not: the deciding rule, its line and group.
+
+    ``line`` is the line Google's reference reports (0 when no rule matched).
+    ``reason`` is one of: ``allow``/``disallow`` (a rule decided), ``empty-rule``
+    (only an empty Allow/Disallow matched), ``no-match`` (groups apply, no rule
+    matched), ``no-group`` (no group for this agent), ``robots-txt`` (/robots.txt is
+    always allowed), ``allow-all``/``disallow-all`` (no file: fetch outcome decided).
+    """
+
+    allowed: bool
+    reason: Reason
+    rule: Rule | None = None
+    line: int = 0
+    agents: tuple[str, ...] = ()
+    token: str = ""
+
+
+class RawGroup:
+    """A group as parsed: raw bytes, compacted at build time, normalised on first use.
+
+    While parsing, ``patterns`` and ``lines`` grow in step (a negative line number
+    marks an Allow). :meth:`freeze` packs patterns into one newline-joined blob (a
+    value can never contain a line break) and lines into an int array.
+    """
+
+    __slots__ = (
+        "agents",
+        "blob",
+        "crawl_delay",
+        "line",
+        "lines",
+        "patterns",
+        "request_rate",
+        "visit_time",
+    )
+
+    def __init__(self, line: int) -> None:
+        self.line = line
+        self.agents: list[bytes] = []
+        self.patterns: list[bytes] = []
+        self.lines: list[int] | array[int] = []
+        self.blob = b""
+        self.crawl_delay: float | None = None
+        self.request_rate: RequestRate | None = None
+        self.visit_time: VisitTime | None = None
+
+    def freeze(self) -> None:
+        """Pack the rules; the group is read-only afterwards."""
+        self.blob = b"\n".join(self.patterns)
+        self.patterns = _NO_PATTERNS
+        self.lines = array("i", self.lines)
+
+    def rules(self) -> Iterator[tuple[bool, bytes, int]]:
+        """(allow, raw value, line) for each rule in file order."""
+        if not self.lines:
+            return iter(())
+        return (
+            (line < 0, value, abs(line))
+            for value, line in zip(self.blob.split(b"\n"), self.lines, strict=True)
+        )
+
+    @property
+    def agent_names(self) -> tuple[str, ...]:
+        """The user-agent values as written."""
+        return tuple(a.decode("utf-8", "replace") for a in self.agents)
+
+    @property
+    def tokens(self) -> list[str | None]:
+        """Lower-cased product tokens of the agents; None stands for ``*``."""
+        return [agent_token(a) for a in self.agents]
+
+
+_NO_PATTERNS: list[bytes] = []
+
+
+class RulesBuilder:
+    """Collects directives into groups and file-wide records.
+
+    The parser appends Allow/Disallow lines to :attr:`group` itself (the hot path);
+    everything else arrives through :meth:`user_agent` or a handler.
+    """
+
+    __slots__ = ("_clean_params", "_groups", "_host", "_policy", "_sitemaps", "group", "warnings")
+
+    def __init__(self, policy: MatchPolicy) -> None:
+        self._policy = policy
+        self._groups: list[RawGroup] = []
+        #: The group rules are added to; None before the first user-agent line.
+        self.group: RawGroup | None = None
+        self._sitemaps: dict[str, None] = {}
+        self._host: str | None = None
+        self._clean_params: list[CleanParam] = []
+        #: (line, code, detail) records; the parser appends junk-line records itself.
+        self.warnings: list[tuple[int, str, str | bytes]] = []
+
+    def warn(self, line: int, code: str, detail: str | bytes) -> None:
+        """Record a warning (details are decoded and formatted only when read)."""
+        warnings = self.warnings
+        if len(warnings) < MAX_WARNINGS:
+            warnings.append((line, code, detail[:DETAIL_BYTES]))
+        elif len(warnings) == MAX_WARNINGS:
+            warnings.append((line, W.TOO_MANY_WARNINGS, str(MAX_WARNINGS)))
+
+    def handlers(self) -> dict[int, Handler]:
+        """The handler of each directive kind other than Allow/Disallow/User-agent."""
+        return {
+            SITEMAP: self._sitemap,
+            CRAWL_DELAY: self._crawl_delay,
+            REQUEST_RATE: self._request_rate,
+            VISIT_TIME: self._visit_time,
+            HOST: self._host_line,
+            CLEAN_PARAM: self._clean_param,
+        }
+
+    def directive(self, kind: int, line: int, value: bytes) -> None:
+        """Take one directive of any kind (the parser's slow path)."""
+        if kind <= ALLOW:
+            group = self.group
+            if group is None:
+                self.outside_group(line, kind)
+            else:
+                group.patterns.append(value)
+                group.lines.append(-line if kind == ALLOW else line)
+        elif kind == USER_AGENT:
+            self.user_agent(line, value)
+        elif kind != UNKNOWN:
+            self.handlers()[kind](line, value)
+
+    def outside_group(self, line: int, kind: int) -> None:
+        """RFC 9309 §2.2.2: rules before any user-agent line SHOULD be ignored."""
+        self.warn(line, W.RULE_OUTSIDE_GROUP, "Allow" if kind == ALLOW else "Disallow")
+
+    def user_agent(self, line: int, value: bytes) -> RawGroup:
+        """Add an agent; a new group starts only after the current one has rules."""
+        group = self.group
+        if group is None or group.lines:
+            group = self.group = RawGroup(line)
+            self._groups.append(group)
+        group.agents.append(value)
+        return group
+
+    def _sitemap(self, line: int, value: bytes) -> None:
+        if not value:
+            return
+        if b"://" not in value:
+            self.warn(line, W.RELATIVE_SITEMAP, value)
+        self._sitemaps[value.decode("utf-8", "replace")] = None
+
+    def _host_line(self, line: int, value: bytes) -> None:
+        if self._host is None and value:
+            self._host = value.decode("utf-8", "replace")
+
+    def _group_for_extension(self, line: int, name: str) -> RawGroup | None:
+        if self.group is None:
+            self.warn(line, W.RULE_OUTSIDE_GROUP, name)
+        return self.group
+
+    def _crawl_delay(self, line: int, value: bytes) -> None:
+        group = self._group_for_extension(line, "Crawl-delay")
+        match = _NUMBER.match(value)
+        delay = float(match.group()) if match else math.nan
+        if not math.isfinite(delay):
+            self.warn(line, W.INVALID_VALUE, f"Crawl-delay {value!r}")
+            return
+        if delay > MAX_CRAWL_DELAY:
+            self.warn(line, W.INVALID_VALUE, f"Crawl-delay {delay} clamped to {MAX_CRAWL_DELAY}")
+            delay = MAX_CRAWL_DELAY
+        if group is not None:
+            # Several Crawl-delay lines in one group: the most polite one is kept.
+            current = group.crawl_delay
+            group.crawl_delay = delay if current is None else max(current, delay)
+
+    def _request_rate(self, line: int, value: bytes) -> None:
+        group = self._group_for_extension(line, "Request-rate")
+        match = _RATE.match(value)
+        if match is None or int(match.group(1)) == 0 or float(match.group(2)) == 0:
+            self.warn(line, W.INVALID_VALUE, f"Request-rate {value!r}")
+            return
+        seconds = float(match.group(2)) * _UNITS[match.group(3).lower()]
+        if group is not None:
+            group.request_rate = RequestRate(int(match.group(1)), seconds)
+
+    def _visit_time(self, line: int, value: bytes) -> None:
+        group = self._group_for_extension(line, "Visit-time")
+        match = _VISIT.match(value)
+        try:
+            if match is None:
+                raise ValueError(value)
+            h1, m1, h2, m2 = (int(g) for g in match.groups())
+            window = VisitTime(time(h1, m1), time(h2, m2))
+        except ValueError:
+            self.warn(line, W.INVALID_VALUE, f"Visit-time {value!r}")
+            return
+        if group is not None:
+            group.visit_time = window
+
+    def _clean_param(self, line: int, value: bytes) -> None:
+        text = value.decode("utf-8", "replace")
+        params, _, path = text.partition(" ")
+        names = tuple(p for p in params.split("&") if p)
+        if not names:
+            self.warn(line, W.INVALID_VALUE, f"Clean-param {text!r}")
+            return
+        self._clean_params.append(CleanParam(names, path.strip() or None, line))
+
+    def _final_warnings(self) -> list[tuple[int, str, str | bytes]]:
+        warnings = self.warnings
+        if len(warnings) >= MAX_WARNINGS and warnings[-1][1] != W.TOO_MANY_WARNINGS:
+            warnings.append((warnings[-1][0], W.TOO_MANY_WARNINGS, str(MAX_WARNINGS)))
+        return warnings
+
+    def build(self, *, truncated: bool) -> RobotsTxt:
+        """Freeze what was collected into a :class:`RobotsTxt`."""
+        from ._robots import RobotsTxt
+
+        for group in self._groups:
+            group.freeze()
+        return RobotsTxt(
+            self._groups,
+            policy=self._policy,
+            sitemaps=tuple(self._sitemaps),
+            host=self._host,
+            clean_params=tuple(self._clean_params),
+            warnings=self._final_warnings(),
+            truncated=truncated,
+        )
+
+
+def agent_token(value: bytes) -> str | None:
+    """Google's reading of a robots.txt user-agent value; None for the global ``*``.
+
+    ``*`` alone or followed by whitespace is global; anything else is cut to its
+    leading ``[A-Za-z_-]`` run (``Googlebot/2.1`` -> ``googlebot``, ``*bot`` -> ``""``).
+    """
+    if value[:1] == b"*" and (len(value) == 1 or value[1:2].isspace()):
+        return None
+    match = _AGENT_TOKEN.match(value)
+    return match.group().decode("ascii").lower() if match else ""
+
+
+def format_warning(line: int, code: str, detail: str | bytes) -> ParseWarning:
+    """Turn a recorded warning into its public form."""
+    if isinstance(detail, bytes):
+        detail = detail.decode("utf-8", "replace")
+    template = _MESSAGES[code]
+    message = template.format(detail) if "{" in template else template
+    return ParseWarning(line, code, message)
+
+
+if TYPE_CHECKING:
+    from ._robots import RobotsTxt
