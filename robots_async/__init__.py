@@ -1,16 +1,35 @@
-"""robots_async: robots.txt for crawlers, Google-exact, fast and asynchronous."""
+"""robots_async: robots.txt for crawlers, Google-exact, fast and asynchronous.
+
+The core (parse, match, explain) is pure Python and imports no network code;
+:class:`RobotsChecker` adds fetching, caching and pacing on top of aiohttp.
+"""
 
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
 from ._agent import is_valid_token, product_token
-from ._errors import ClosedError, InvalidURLError, InvalidUserAgentError, RobotsError
+from ._cache import CacheEntry, CacheStats, RobotsCache
+from ._checker import CheckerStats, Decision, RobotsChecker
+from ._errors import (
+    ClosedError,
+    InvalidURLError,
+    InvalidUserAgentError,
+    RobotsError,
+    StoreError,
+)
+from ._fetch_policy import FetchPolicy, Resolution
+from ._outcome import FetchOutcome
 from ._parser import DEFAULT_MAX_BYTES, MAX_LINE_BYTES, RobotsParser, parse
 from ._policy import FIRST_MATCH, GOOGLE, GOOGLE_REFERENCE, RFC9309, MatchPolicy
 from ._robots import RobotsTxt
 from ._rules import CleanParam, Group, ParseWarning, RequestRate, Rule, Verdict, VisitTime
+from ._store import Lease, MemoryStore, RobotsStore, StoredRobots
 from ._url import Origin, request_target, robots_url
+
+if TYPE_CHECKING:
+    from ._fetcher import AiohttpFetcher, Fetcher
 
 try:
     __version__ = version("robots-async")
@@ -24,19 +43,35 @@ __all__ = [
     "GOOGLE_REFERENCE",
     "MAX_LINE_BYTES",
     "RFC9309",
+    "AiohttpFetcher",
+    "CacheEntry",
+    "CacheStats",
+    "CheckerStats",
     "CleanParam",
     "ClosedError",
+    "Decision",
+    "FetchOutcome",
+    "FetchPolicy",
+    "Fetcher",
     "Group",
     "InvalidURLError",
     "InvalidUserAgentError",
+    "Lease",
     "MatchPolicy",
+    "MemoryStore",
     "Origin",
     "ParseWarning",
     "RequestRate",
+    "Resolution",
+    "RobotsCache",
+    "RobotsChecker",
     "RobotsError",
     "RobotsParser",
+    "RobotsStore",
     "RobotsTxt",
     "Rule",
+    "StoreError",
+    "StoredRobots",
     "Verdict",
     "VisitTime",
     "__version__",
@@ -46,3 +81,12 @@ __all__ = [
     "request_target",
     "robots_url",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # aiohttp is imported when the fetcher is first asked for, not with the package.
+    if name in ("AiohttpFetcher", "Fetcher"):
+        from . import _fetcher
+
+        return getattr(_fetcher, name)
+    raise AttributeError(f"module 'robots_async' has no attribute {name!r}")

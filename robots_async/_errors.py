@@ -8,12 +8,13 @@ misuse of the API and for adapters that must refuse a request::
     ├── InvalidURLError(ValueError)      not an absolute http(s) URL
     ├── InvalidUserAgentError(ValueError) no usable product token in a User-Agent
     ├── ClosedError(RuntimeError)        parser, cache or checker used after close
+    ├── StoreError                       a shared store failed (the cache carries on locally)
     └── DisallowedError                  contrib.aiohttp: robots.txt forbids the request
 """
 
 from __future__ import annotations
 
-__all__ = ["ClosedError", "InvalidURLError", "InvalidUserAgentError", "RobotsError"]
+__all__ = ["ClosedError", "InvalidURLError", "InvalidUserAgentError", "RobotsError", "StoreError"]
 
 
 class RobotsError(Exception):
@@ -35,3 +36,7 @@ class InvalidUserAgentError(RobotsError, ValueError):
 
 class ClosedError(RobotsError, RuntimeError):
     """Raised when a parser, cache or checker is used after it was closed."""
+
+
+class StoreError(RobotsError):
+    """Raised by a shared store that cannot be reached or answered nonsense."""

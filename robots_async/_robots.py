@@ -228,7 +228,7 @@ class RobotsTxt:
                 return group.visit_time
         return None
 
-    def group_for(
+    def groups_for(
         self, *, user_agent: str | None = None, robots_token: str | None = None
     ) -> tuple[Group, ...]:
         """The groups whose rules apply to the agent (merged, RFC 9309 §2.2.1)."""

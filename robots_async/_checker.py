@@ -1,0 +1,300 @@
+"""RobotsChecker: the one object a crawler needs — cache, fetch, parse, match, pace."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+from ._agent import require_token
+from ._cache import CacheEntry, CacheStats, RobotsCache
+from ._errors import ClosedError
+from ._fetch_policy import FetchPolicy, Source
+from ._url import Origin
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Iterable
+    from types import TracebackType
+
+    import aiohttp
+    from typing_extensions import Self
+
+    from ._fetcher import Fetcher
+    from ._outcome import FetchOutcome
+    from ._policy import MatchPolicy
+    from ._rules import RequestRate, Verdict
+    from ._store import RobotsStore
+
+__all__ = ["CheckerStats", "Decision", "RobotsChecker"]
+
+# "scheme://authority" of an absolute URL: the memo key of its Origin.
+_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
+_ORIGIN_MEMO = 4096
+_PACING_MEMO = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A verdict with its provenance: which file, fetched when, from the cache or not."""
+
+    url: str
+    verdict: Verdict
+    origin: Origin
+    #: "fetched", "unavailable" (allow all), "unreachable" or "stale".
+    source: Source
+    from_cache: bool
+    fetched_at: float
+    expires_at: float
+    outcome: FetchOutcome
+
+    @property
+    def allowed(self) -> bool:
+        """True if the URL may be fetched."""
+        return self.verdict.allowed
+
+    @property
+    def status(self) -> int | None:
+        """HTTP status of the robots.txt response (None after a network error)."""
+        return self.outcome.status
+
+
+@dataclass(frozen=True, slots=True)
+class CheckerStats:
+    """Checks answered and time spent pacing, plus the cache's counters."""
+
+    checks: int
+    disallowed: int
+    waits: int
+    waited: float
+    cache: CacheStats
+
+
+class RobotsChecker:
+    """Answers "may I fetch this URL?" for a crawler, fetching robots.txt as needed.
+
+    :param user_agent: the crawler's User-Agent header (sent when fetching robots.txt;
+        its product token selects the robots.txt group).
+    :param robots_token: the product token, when it should not be derived.
+    :param session: an :class:`aiohttp.ClientSession` to fetch with (not closed here).
+    :param cache: a :class:`RobotsCache` to use instead of a new one.
+    :param fetcher: a :class:`Fetcher` instead of an :class:`AiohttpFetcher`.
+    :param fetch_policy: status semantics, limits and TTLs (:class:`FetchPolicy`).
+    :param policy: matching semantics: ``"google"`` (default), ``"rfc9309"``, ...
+    :param store: a shared :class:`RobotsStore` (e.g. ``contrib.redis.RedisStore``).
+    :param max_delay: cap on the Crawl-delay/Request-rate pacing of :meth:`wait`.
+    :param max_concurrent_fetches: robots.txt fetches in flight at once.
+    """
+
+    def __init__(
+        self,
+        user_agent: str,
+        *,
+        robots_token: str | None = None,
+        session: aiohttp.ClientSession | None = None,
+        cache: RobotsCache | None = None,
+        fetcher: Fetcher | None = None,
+        fetch_policy: FetchPolicy | None = None,
+        policy: str | MatchPolicy = "google",
+        store: RobotsStore | None = None,
+        max_delay: float = 30.0,
+        max_concurrent_fetches: int = 64,
+        max_entries: int = 10_000,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ) -> None:
+        self._user_agent = user_agent
+        self._token = robots_token if robots_token is not None else require_token(user_agent)
+        fetch_policy = fetch_policy or (cache.policy if cache else FetchPolicy())
+        if fetcher is None:
+            from ._fetcher import AiohttpFetcher  # aiohttp is imported on first use only
+
+            fetcher = AiohttpFetcher(
+                session, user_agent=user_agent, policy=fetch_policy, match_policy=policy
+            )
+            owns_fetcher = True
+        else:
+            owns_fetcher = False
+        self._fetcher = fetcher
+        self._cache = cache or RobotsCache(
+            self._fetcher,
+            policy=fetch_policy,
+            max_entries=max_entries,
+            max_concurrent_fetches=max_concurrent_fetches,
+            clock=clock,
+            store=store,
+            match_policy=policy,
+        )
+        self._owns = (owns_fetcher, cache is None)
+        self._max_delay = max_delay
+        self._clock = clock
+        self._sleep = sleep
+        self._origins: dict[str, Origin] = {}
+        self._next_visit: dict[Origin, float] = {}
+        self._counts = {"checks": 0, "disallowed": 0, "waits": 0}
+        self._waited = 0.0
+        self._closed = False
+
+    @property
+    def user_agent(self) -> str:
+        """The User-Agent header sent with robots.txt requests."""
+        return self._user_agent
+
+    @property
+    def robots_token(self) -> str:
+        """The product token matched against robots.txt groups."""
+        return self._token
+
+    @property
+    def cache(self) -> RobotsCache:
+        """The cache behind this checker."""
+        return self._cache
+
+    @property
+    def stats(self) -> CheckerStats:
+        """Counters: checks, disallowed, pacing, and the cache's own."""
+        return CheckerStats(**self._counts, waited=self._waited, cache=self._cache.stats)
+
+    async def allowed(self, url: str, *, user_agent: str | None = None) -> bool:
+        """Return True if ``url`` may be fetched (robots.txt fetched when needed).
+
+        :raises InvalidURLError: if ``url`` is not an absolute http(s) URL.
+        """
+        origin = self._origin(url)
+        entry = self._cache.fresh(origin)
+        if entry is None:
+            entry, _ = await self._entry(origin)
+        allowed = entry.robots.allowed(url, robots_token=self._token_for(user_agent))
+        self._counts["checks"] += 1
+        if not allowed:
+            self._counts["disallowed"] += 1
+        return allowed
+
+    async def explain(self, url: str, *, user_agent: str | None = None) -> Decision:
+        """Return the :class:`Decision` for ``url``: verdict, rule, line and provenance."""
+        origin = self._origin(url)
+        entry, from_cache = await self._entry(origin)
+        verdict = entry.robots.explain(url, robots_token=self._token_for(user_agent))
+        self._counts["checks"] += 1
+        if not verdict.allowed:
+            self._counts["disallowed"] += 1
+        return Decision(
+            url,
+            verdict,
+            origin,
+            entry.source,
+            from_cache,
+            entry.fetched_at,
+            entry.expires_at,
+            entry.outcome,
+        )
+
+    async def robots(self, url: str) -> CacheEntry:
+        """The cache entry (rules, source, outcome, times) for ``url``'s origin."""
+        entry, _ = await self._entry(self._origin(url))
+        return entry
+
+    async def crawl_delay(self, url: str, *, user_agent: str | None = None) -> float | None:
+        """Crawl-delay in seconds for ``url``'s origin, if robots.txt sets one."""
+        entry, _ = await self._entry(self._origin(url))
+        return entry.robots.crawl_delay(robots_token=self._token_for(user_agent))
+
+    async def request_rate(self, url: str, *, user_agent: str | None = None) -> RequestRate | None:
+        """Request-rate for ``url``'s origin, if robots.txt sets one."""
+        entry, _ = await self._entry(self._origin(url))
+        return entry.robots.request_rate(robots_token=self._token_for(user_agent))
+
+    async def sitemaps(self, url: str) -> tuple[str, ...]:
+        """Sitemap URLs of ``url``'s origin, relative ones resolved against robots.txt."""
+        origin = self._origin(url)
+        entry, _ = await self._entry(origin)
+        return tuple(dict.fromkeys(urljoin(origin.robots_url, s) for s in entry.robots.sitemaps))
+
+    def invalidate(self, url: str) -> bool:
+        """Forget the robots.txt of ``url``'s origin; True if it was cached."""
+        return self._cache.invalidate(self._origin(url))
+
+    async def prefetch(self, urls: Iterable[str]) -> None:
+        """Fetch the robots.txt of every distinct origin among ``urls`` concurrently.
+
+        :raises InvalidURLError: for a URL that is not absolute http(s).
+        """
+        origins = {self._origin(url) for url in urls}
+        await asyncio.gather(*(self._entry(origin) for origin in origins))
+
+    async def wait(self, url: str, *, user_agent: str | None = None) -> float:
+        """Sleep until ``url``'s origin may be visited again; return the seconds slept.
+
+        The interval is the larger of Crawl-delay and Request-rate's delay, capped by
+        ``max_delay``. Concurrent callers for one origin are spaced one after another.
+        """
+        origin = self._origin(url)
+        entry, _ = await self._entry(origin)
+        token = self._token_for(user_agent)
+        delay = entry.robots.crawl_delay(robots_token=token) or 0.0
+        rate = entry.robots.request_rate(robots_token=token)
+        if rate is not None:
+            delay = max(delay, rate.delay)
+        delay = min(delay, self._max_delay)
+        now = self._clock()
+        start = max(now, self._next_visit.get(origin, now))
+        # Reserve the slot before sleeping, so concurrent callers queue up behind it.
+        self._next_visit[origin] = start + delay
+        if len(self._next_visit) > _PACING_MEMO:
+            self._forget_past_visits(now)
+        pause = start - now
+        self._counts["waits"] += 1
+        if pause > 0:
+            self._waited += pause
+            await self._sleep(pause)
+        return pause
+
+    async def aclose(self) -> None:
+        """Close what this checker created (cache, fetcher and its session)."""
+        if self._closed:
+            return
+        self._closed = True
+        owns_fetcher, owns_cache = self._owns
+        if owns_cache:
+            await self._cache.aclose()
+        if owns_fetcher:
+            await self._fetcher.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def _entry(self, origin: Origin) -> tuple[CacheEntry, bool]:
+        if self._closed:
+            raise ClosedError("checker is closed")
+        return await self._cache.get(origin)
+
+    def _origin(self, url: str) -> Origin:
+        """Origin of ``url``, memoised by its "scheme://authority" prefix."""
+        prefix = _AUTHORITY.match(url)
+        if prefix is None:
+            return Origin.from_url(url)
+        key = prefix.group()
+        origin = self._origins.get(key)
+        if origin is None:
+            origin = Origin.from_url(url)
+            if len(self._origins) >= _ORIGIN_MEMO:
+                self._origins.clear()
+            self._origins[key] = origin
+        return origin
+
+    def _token_for(self, user_agent: str | None) -> str:
+        return self._token if user_agent is None else require_token(user_agent)
+
+    def _forget_past_visits(self, now: float) -> None:
+        for origin in [o for o, t in self._next_visit.items() if t <= now]:
+            del self._next_visit[origin]

@@ -1,0 +1,170 @@
+"""What a fetch outcome means: which rules apply and for how long (RFC 9309 §2.3-2.4).
+
+Pure decisions, no I/O: the fetcher reports what happened, a :class:`FetchPolicy`
+decides. Presets: ``rfc9309()`` (default), ``googlebot()``, ``yandex()`` and
+``legacy_allow_on_error()``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
+
+from ._robots import RobotsTxt
+
+if TYPE_CHECKING:
+    from ._outcome import FetchOutcome
+
+__all__ = ["FetchPolicy", "Resolution", "Source"]
+
+MINUTE = 60.0
+HOUR = 3600.0
+DAY = 86_400.0
+
+#: How the rules in use were obtained.
+Source = Literal["fetched", "unavailable", "unreachable", "stale"]
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """The rules to apply after a fetch, how they were obtained, and until when."""
+
+    robots: RobotsTxt
+    source: Source
+    ttl: float
+    #: Consecutive unreachable outcomes (drives the error back-off).
+    failures: int
+    #: When the current run of unreachable outcomes began (None when reachable).
+    unreachable_since: float | None
+    #: The last successfully fetched rules and when they were fetched.
+    last_good: RobotsTxt | None
+    last_good_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPolicy:
+    """Limits and status semantics for fetching robots.txt.
+
+    Defaults follow RFC 9309 with Google's details: at most 5 redirect hops, 512,000
+    decoded bytes, 4xx (but 429) allows all, 429/5xx/network errors disallow all
+    unless a good copy younger than 30 days is at hand.
+    """
+
+    name: str = "rfc9309"
+    #: Redirects followed at most (RFC 9309 §2.3.1.2: at least five).
+    max_hops: int = 5
+    #: Decoded body bytes parsed at most (RFC 9309 §2.5: at least 500 KiB).
+    max_bytes: int = 512_000
+    connect_timeout: float = 10.0
+    #: Whole fetch, all hops and the body included.
+    total_timeout: float = 30.0
+    #: 401 and 403: "allow" (RFC 9309, Google) or "disallow" (CPython, reppy).
+    forbidden: Literal["allow", "disallow"] = "allow"
+    #: 429, 5xx, network errors: RFC 9309 §2.3.1.4 says "disallow".
+    unreachable: Literal["allow", "disallow"] = "disallow"
+    #: A good copy younger than this is used while unreachable (RFC 9309 §2.3.1.4).
+    stale_max_age: float = 30 * DAY
+    #: Google: stop crawling for this long into an outage, then use the last good copy
+    #: or, without one, allow all; None: no such phase (the RFC reading).
+    outage_hold: float | None = None
+    #: Google: after an outage this long, treat the file as absent (allow all).
+    outage_give_up: float | None = None
+    #: Success TTL when the response has no Cache-Control max-age.
+    ttl: float = DAY
+    min_ttl: float = MINUTE
+    #: RFC 9309 §2.4: a cached copy SHOULD NOT be used for more than 24 hours.
+    max_ttl: float = DAY
+    #: First TTL after an unreachable outcome; doubles per failure up to max_error_ttl.
+    error_ttl: float = 5 * MINUTE
+    max_error_ttl: float = HOUR
+    #: Follow redirects to other hosts (RFC 9309 §2.3.1.2 says crawlers SHOULD).
+    cross_origin_redirects: bool = True
+    #: Refuse redirects to loopback, private and link-local addresses (SSRF guard).
+    block_private_redirects: bool = False
+
+    @classmethod
+    def rfc9309(cls, **changes: object) -> FetchPolicy:
+        """RFC 9309 (the default): unreachable means disallow, a good copy excepted."""
+        return replace(cls(), **changes)  # type: ignore[arg-type]
+
+    @classmethod
+    def googlebot(cls, **changes: object) -> FetchPolicy:
+        """Google's documented behaviour during an outage.
+
+        The first 12 hours disallow all; then the last good copy is used, or with
+        none the site is treated as having no robots.txt; after 30 days allow all.
+        """
+        base = cls(name="googlebot", outage_hold=12 * HOUR, outage_give_up=30 * DAY)
+        return replace(base, **changes)  # type: ignore[arg-type]
+
+    @classmethod
+    def yandex(cls, **changes: object) -> FetchPolicy:
+        """Yandex: any response but 2xx (errors included) means "open for indexing"."""
+        base = cls(name="yandex", unreachable="allow", stale_max_age=0.0)
+        return replace(base, **changes)  # type: ignore[arg-type]
+
+    @classmethod
+    def legacy_allow_on_error(cls, **changes: object) -> FetchPolicy:
+        """Scrapy's and older crawlers' reading: an error allows all (a good copy first)."""
+        return replace(cls(name="legacy-allow-on-error", unreachable="allow"), **changes)  # type: ignore[arg-type]
+
+    def resolve(
+        self,
+        outcome: FetchOutcome,
+        previous: Resolution | None,
+        now: float,
+    ) -> Resolution:
+        """Decide what ``outcome`` means, given the previous resolution for the origin."""
+        last_good = previous.last_good if previous else None
+        last_good_at = previous.last_good_at if previous else None
+        category = outcome.category
+        if category == "ok" and outcome.robots is not None:
+            ttl = self._clamp(outcome.max_age if outcome.max_age is not None else self.ttl)
+            return Resolution(outcome.robots, "fetched", ttl, 0, None, outcome.robots, now)
+        if category == "unavailable":
+            robots = RobotsTxt.allow_all()
+            if outcome.status in (401, 403) and self.forbidden == "disallow":
+                robots = RobotsTxt.disallow_all()
+            ttl = self._clamp(outcome.max_age if outcome.max_age is not None else self.ttl)
+            return Resolution(robots, "unavailable", ttl, 0, None, last_good, last_good_at)
+        return self._unreachable(outcome, previous, now)
+
+    def _unreachable(
+        self, outcome: FetchOutcome, previous: Resolution | None, now: float
+    ) -> Resolution:
+        failures = previous.failures + 1 if previous else 1
+        since = previous.unreachable_since if previous else None
+        since = now if since is None else since
+        last_good = previous.last_good if previous else None
+        last_good_at = previous.last_good_at if previous else None
+        robots, source = self._rules_while_unreachable(now - since, last_good, last_good_at, now)
+        if outcome.retry_after is not None:
+            ttl = self._clamp(outcome.retry_after)
+        else:
+            ttl = min(self.error_ttl * 2 ** (failures - 1), self.max_error_ttl)
+        return Resolution(robots, source, ttl, failures, since, last_good, last_good_at)
+
+    def _rules_while_unreachable(
+        self,
+        outage: float,
+        last_good: RobotsTxt | None,
+        last_good_at: float | None,
+        now: float,
+    ) -> tuple[RobotsTxt, Source]:
+        if self.outage_give_up is not None and outage >= self.outage_give_up:
+            return RobotsTxt.allow_all(), "unreachable"
+        if self.outage_hold is not None:
+            if outage < self.outage_hold:
+                return RobotsTxt.disallow_all(), "unreachable"
+            if last_good is not None:
+                return last_good, "stale"
+            return RobotsTxt.allow_all(), "unreachable"
+        fresh_enough = last_good_at is not None and now - last_good_at < self.stale_max_age
+        if last_good is not None and fresh_enough:
+            return last_good, "stale"
+        if self.unreachable == "allow":
+            return RobotsTxt.allow_all(), "unreachable"
+        return RobotsTxt.disallow_all(), "unreachable"
+
+    def _clamp(self, ttl: float) -> float:
+        return min(max(ttl, self.min_ttl), self.max_ttl)

@@ -1,0 +1,69 @@
+"""FetchOutcome: what happened when robots.txt was fetched, as data, never as an error."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from ._robots import RobotsTxt
+
+__all__ = ["Category", "ErrorKind", "FetchOutcome"]
+
+#: Why a fetch did not produce a usable response.
+ErrorKind = Literal[
+    "timeout",  # connect or total timeout
+    "dns",  # the host name did not resolve
+    "connect",  # connection refused or unreachable
+    "tls",  # TLS handshake or certificate failure
+    "reset",  # connection reset or closed mid-response
+    "protocol",  # malformed HTTP, bad chunking, bad content encoding
+    "redirect-limit",  # more redirects than the policy follows
+    "redirect-loop",  # a redirect back to a URL already visited
+    "bad-redirect",  # no/invalid Location, or a scheme other than http(s)
+    "blocked-redirect",  # refused by the cross-origin or private-address guard
+]
+#: RFC 9309 §2.3.1: success, unavailable (allow all) or unreachable (disallow all).
+Category = Literal["ok", "unavailable", "unreachable"]
+
+_UNAVAILABLE_ERRORS = frozenset({"redirect-limit", "redirect-loop", "bad-redirect"})
+
+
+@dataclass(frozen=True, slots=True)
+class FetchOutcome:
+    """The result of one robots.txt fetch, including every redirect hop."""
+
+    url: str
+    final_url: str
+    status: int | None
+    hops: int = 0
+    bytes_read: int = 0
+    truncated: bool = False
+    error: ErrorKind | None = None
+    error_detail: str = ""
+    elapsed: float = 0.0
+    #: Cache-Control max-age of the final response, in seconds.
+    max_age: float | None = None
+    #: Retry-After of the final response, in seconds from when it arrived.
+    retry_after: float | None = None
+    #: The parsed body of a 2xx response.
+    robots: RobotsTxt | None = None
+    #: The raw body (at most max_bytes), kept only when the fetcher was asked to.
+    body: bytes | None = None
+
+    @property
+    def category(self) -> Category:
+        """RFC 9309 §2.3.1 reading of the outcome.
+
+        2xx is ok; 4xx except 429, too many redirects, a loop or a bad Location are
+        unavailable (Google treats them as 404); 429, 5xx and network errors are
+        unreachable.
+        """
+        if self.error is not None:
+            return "unavailable" if self.error in _UNAVAILABLE_ERRORS else "unreachable"
+        status = self.status or 0
+        if 200 <= status < 300:
+            return "ok"
+        if 400 <= status < 500 and status != 429:
+            return "unavailable"
+        return "unreachable"
