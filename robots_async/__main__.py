@@ -1,0 +1,7 @@
+"""``python -m robots_async``: the ``robots-async`` command line (see :mod:`robots_async.cli`)."""
+
+from __future__ import annotations
+
+from .cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,71 @@
+"""aiohttp client middleware: robots.txt checked before every request and redirect hop.
+
+    checker = robots_async.RobotsChecker("MyBot/1.0 (+https://example.org/bot)")
+    async with aiohttp.ClientSession(middlewares=(RobotsMiddleware(checker),)) as s:
+        await s.get(url)          # raises DisallowedError if robots.txt forbids it
+
+Requires aiohttp >= 3.12 (client middlewares run once per redirect hop).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import aiohttp
+
+from .._errors import RobotsError
+
+if TYPE_CHECKING:
+    from aiohttp import ClientRequest, ClientResponse
+    from aiohttp.client_middlewares import ClientHandlerType
+
+    from .._checker import RobotsChecker
+    from .._rules import Verdict
+
+__all__ = ["DisallowedError", "RobotsMiddleware"]
+
+_SCHEMES = frozenset({"http", "https"})
+
+
+class DisallowedError(RobotsError, aiohttp.ClientError):
+    """Raised instead of sending a request that robots.txt disallows.
+
+    A :class:`aiohttp.ClientError`, so existing ``except ClientError`` handlers
+    catch it; ``verdict`` says which rule of which group decided.
+    """
+
+    def __init__(self, url: str, user_agent: str, verdict: Verdict) -> None:
+        rule = f"{verdict.rule} (line {verdict.line})" if verdict.rule else verdict.reason
+        super().__init__(f"robots.txt disallows {url} for {user_agent}: {rule}")
+        self.url = url
+        self.user_agent = user_agent
+        self.verdict = verdict
+
+
+class RobotsMiddleware:
+    """Client middleware that refuses requests robots.txt disallows.
+
+    :param checker: the :class:`robots_async.RobotsChecker` that answers (its cache
+        is shared by every session using this middleware).
+    :param respect_crawl_delay: wait out Crawl-delay / Request-rate per origin
+        before each request (capped by the checker's ``max_delay``).
+
+    ``/robots.txt`` itself and non-http(s) URLs pass unchecked. The checker fetches
+    robots.txt with ``middlewares=()``, so this middleware never recurses.
+    """
+
+    def __init__(self, checker: RobotsChecker, *, respect_crawl_delay: bool = False) -> None:
+        self.checker = checker
+        self.respect_crawl_delay = respect_crawl_delay
+
+    async def __call__(self, request: ClientRequest, handler: ClientHandlerType) -> ClientResponse:
+        """Check ``request.url`` (every hop passes here), then send it."""
+        url = request.url
+        if url.scheme in _SCHEMES and url.path != "/robots.txt":
+            text = str(url)
+            if not await self.checker.allowed(text):
+                decision = await self.checker.explain(text)
+                raise DisallowedError(text, self.checker.user_agent, decision.verdict)
+            if self.respect_crawl_delay:
+                await self.checker.wait(text)
+        return await handler(request)
