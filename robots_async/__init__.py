@@ -6,10 +6,11 @@ The core (parse, match, explain) is pure Python and imports no network code;
 
 from __future__ import annotations
 
+import logging
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-from ._agent import is_valid_token, product_token
+from ._agent import is_valid_token, product_token, require_token
 from ._cache import CacheEntry, CacheStats, RobotsCache
 from ._checker import CheckerStats, Decision, RobotsChecker
 from ._errors import (
@@ -37,30 +38,30 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0"
 
 __all__ = [
-    "DEFAULT_MAX_BYTES",
-    "FIRST_MATCH",
-    "GOOGLE",
-    "GOOGLE_REFERENCE",
-    "MAX_LINE_BYTES",
-    "RFC9309",
     "AiohttpFetcher",
     "CacheEntry",
     "CacheStats",
     "CheckerStats",
     "CleanParam",
     "ClosedError",
+    "DEFAULT_MAX_BYTES",
     "Decision",
+    "FIRST_MATCH",
     "FetchOutcome",
     "FetchPolicy",
     "Fetcher",
+    "GOOGLE",
+    "GOOGLE_REFERENCE",
     "Group",
     "InvalidURLError",
     "InvalidUserAgentError",
     "Lease",
+    "MAX_LINE_BYTES",
     "MatchPolicy",
     "MemoryStore",
     "Origin",
     "ParseWarning",
+    "RFC9309",
     "RequestRate",
     "Resolution",
     "RobotsCache",
@@ -79,8 +80,12 @@ __all__ = [
     "parse",
     "product_token",
     "request_target",
+    "require_token",
     "robots_url",
 ]
+
+# A library leaves log output to the application (see the logging HOWTO).
+logging.getLogger("robots_async").addHandler(logging.NullHandler())
 
 
 def __getattr__(name: str) -> Any:

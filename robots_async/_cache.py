@@ -9,6 +9,7 @@ good copy live in the entries, because they differ per origin and per outcome.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 from collections import OrderedDict
@@ -121,9 +122,12 @@ class RobotsCache:
         self._counts: dict[str, int] = dict.fromkeys(CacheStats.__slots__, 0)
         self._slots = asyncio.Semaphore(max_concurrent_fetches)
         self._parsed: OrderedDict[str, RobotsTxt] = OrderedDict()
-        # Single-flight per (origin, generation): a refresh of an expired entry gets a
-        # new key, so it never collides with the finished fetch of the old one.
+        # Single-flight per (origin, attempt): every new fetch gets a key never used
+        # before, so the clean-up of a finished or cancelled fetch cannot remove the
+        # slot of the one that replaced it.
         self._refresh = alru_cache(maxsize=None)(self._refresh_entry)
+        self._attempts = itertools.count(1)
+        self._inflight: dict[Origin, int] = {}
         self._closed = False
 
     @property
@@ -173,10 +177,12 @@ class RobotsCache:
             return entry, True
         entry = self._entries.get(origin)
         self._count("misses")
-        generation = entry.generation + 1 if entry is not None else 1
-        if self._refresh.cache_contains(origin, generation):
+        attempt = self._inflight.get(origin)
+        if attempt is not None and self._refresh.cache_contains(origin, attempt):
             self._count("coalesced")
-        entry = await self._refresh(origin, generation)
+        else:
+            attempt = self._inflight[origin] = next(self._attempts)
+        entry = await self._refresh(origin, attempt)
         if entry.source == "stale":
             self._count("stale_served")
         return entry, False
@@ -186,9 +192,10 @@ class RobotsCache:
         self._closed = True
         await self._refresh.cache_close()
 
-    async def _refresh_entry(self, origin: Origin, generation: int) -> CacheEntry:
+    async def _refresh_entry(self, origin: Origin, attempt: int) -> CacheEntry:
         try:
             previous = self._entries.get(origin)
+            generation = previous.generation + 1 if previous is not None else 1
             async with self._slots:
                 if self._store is None:
                     entry = await self._fetch_locally(origin, previous, generation)
@@ -197,13 +204,18 @@ class RobotsCache:
             self._keep(entry)
             return entry
         finally:
-            # The result now lives in _entries; drop the finished single-flight key.
-            self._refresh.cache_invalidate(origin, generation)
+            # The result now lives in _entries: drop this attempt's single-flight slot.
+            self._refresh.cache_invalidate(origin, attempt)
+            if self._inflight.get(origin) == attempt:
+                del self._inflight[origin]
 
     async def _fetch_locally(
         self, origin: Origin, previous: CacheEntry | None, generation: int
     ) -> CacheEntry:
-        outcome = await self._fetcher.fetch(origin.robots_url)
+        # With a shared store the body is kept even here: it may become the last
+        # good copy that a later record shares.
+        keep_body = self._store is not None
+        outcome = await self._fetcher.fetch(origin.robots_url, keep_body=keep_body)
         return self._resolve(origin, outcome, previous, generation)
 
     def _resolve(
@@ -220,10 +232,10 @@ class RobotsCache:
         if outcome.category == "unreachable":
             self._count("errors")
             logger.warning(
-                "robots.txt unreachable for %s (%s); using %s rules",
+                "robots.txt of %s unreachable (%s): %s",
                 origin,
-                outcome.error or outcome.status,
-                resolution.source,
+                outcome.error or f"HTTP {outcome.status}",
+                _applied(resolution),
             )
         if resolution.source == "fetched":
             last_good_body = outcome.body
@@ -297,47 +309,53 @@ class RobotsCache:
                 return self._from_record(origin, record, generation)
             lease = await store.acquire(origin, self._lease_ttl())
             if lease is None:
-                record = await self._wait_for_record(store, origin)
-                if record is not None:
+                fresh, lease = await self._wait_for_holder(store, origin)
+                if fresh is not None:
                     self._count("store_hits")
-                    return self._from_record(origin, record, generation)
-                lease = await store.acquire(origin, self._lease_ttl())
-            state = previous
-            if state is None and record is not None:
-                state = self._from_record(origin, record, generation)
-            entry = await self._fetch_and_share(store, origin, state, generation)
+                    return self._from_record(origin, fresh, generation)
+            if previous is None and record is not None:
+                previous = self._from_record(origin, record, generation)
         except StoreError as exc:
-            self._count("store_errors")
-            logger.warning("shared robots store failed for %s (%s); fetching locally", origin, exc)
-            return await self._fetch_locally(origin, previous, generation)
+            self._store_failed(origin, exc)
+        try:
+            entry = await self._fetch_locally(origin, previous, generation)
+            await self._share(store, entry)
         finally:
             if lease is not None:
                 await self._release(store, lease)
         return entry
 
-    async def _fetch_and_share(
-        self,
-        store: RobotsStore,
-        origin: Origin,
-        previous: CacheEntry | None,
-        generation: int,
-    ) -> CacheEntry:
-        outcome = await self._fetcher.fetch(origin.robots_url, keep_body=True)
-        entry = self._resolve(origin, outcome, previous, generation)
-        await store.put(origin, self._to_record(entry))
-        return entry
+    async def _wait_for_holder(
+        self, store: RobotsStore, origin: Origin
+    ) -> tuple[StoredRobots | None, Lease | None]:
+        """Wait for the lease holder's record, or take the lease once it is free.
 
-    async def _wait_for_record(self, store: RobotsStore, origin: Origin) -> StoredRobots | None:
-        """Poll (with back-off) for the lease holder's record, until its lease expires."""
-        deadline = self._clock() + self._lease_ttl()
+        Polls with back-off; gives up after one lease TTL (on the event loop's
+        clock: the injected clock may be a fake that never moves) and fetches.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._lease_ttl()
         delay = 0.05
-        while self._clock() < deadline:
+        while loop.time() < deadline:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
             record = await store.get(origin)
             if record is not None and self._clock() < record.expires_at:
-                return record
-        return None
+                return record, None
+            lease = await store.acquire(origin, self._lease_ttl())
+            if lease is not None:  # released without a record, or expired
+                return None, lease
+        return None, None
+
+    async def _share(self, store: RobotsStore, entry: CacheEntry) -> None:
+        try:
+            await store.put(entry.origin, self._to_record(entry))
+        except StoreError as exc:
+            self._store_failed(entry.origin, exc)
+
+    def _store_failed(self, origin: Origin, exc: StoreError) -> None:
+        self._count("store_errors")
+        logger.warning("shared robots store failed for %s (%s); carrying on locally", origin, exc)
 
     async def _release(self, store: RobotsStore, lease: Lease) -> None:
         try:
@@ -376,8 +394,9 @@ class RobotsCache:
         last_good = self._parse(record.last_good_body) if record.last_good_body else None
         if record.rules == "body":
             robots = self._parse(record.body)
-        elif record.rules == "last-good" and last_good is not None:
-            robots = last_good
+        elif record.rules == "last-good":
+            # A stale record must never turn into allow-all (RFC 9309 §2.3.1.4).
+            robots = last_good if last_good is not None else RobotsTxt.disallow_all()
         elif record.rules == "disallow-all":
             robots = RobotsTxt.disallow_all()
         else:
@@ -433,9 +452,19 @@ class RobotsCache:
         return robots
 
 
+def _applied(resolution: Resolution) -> str:
+    """What an unreachable outcome leaves in force, for log messages."""
+    if resolution.source == "stale":
+        return "using the last good copy"
+    if resolution.robots.synthetic == "disallow-all":
+        return "disallowing all until it can be fetched"
+    return "allowing all (policy)"
+
+
 def _rules_kind(entry: CacheEntry) -> RulesKind:
     if entry.source == "fetched":
         return "body"
     if entry.source == "stale":
-        return "last-good"
+        # Without the body there is nothing to share: others fail closed instead.
+        return "last-good" if entry.last_good_body else "disallow-all"
     return "disallow-all" if entry.robots.synthetic == "disallow-all" else "allow-all"

@@ -197,10 +197,12 @@ class Bucket:
     def best(self, target: str) -> CompiledRule | None:
         """The highest-ranked rule matching ``target`` (longest-match policies)."""
         # An anchored literal that matches has priority len(target) + 1: no literal
-        # prefix (at most len(target) long) can outrank it.
+        # prefix outranks it unless a trailing "*" raised that prefix's priority.
         best = self.exact.get(target)
-        if best is None:
-            best = self._best_prefix(target)
+        if best is None or not self.prefixes_by_length:
+            prefix = self._best_prefix(target)
+            if prefix is not None and (best is None or prefix.rank < best.rank):
+                best = prefix
         if self.globs and target.startswith(self.glob_heads):
             best = self._best_glob(target, best)
         return best if best is not None else self.empty

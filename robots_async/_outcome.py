@@ -55,15 +55,15 @@ class FetchOutcome:
     def category(self) -> Category:
         """RFC 9309 §2.3.1 reading of the outcome.
 
-        2xx is ok; 4xx except 429, too many redirects, a loop or a bad Location are
-        unavailable (Google treats them as 404); 429, 5xx and network errors are
-        unreachable.
+        2xx is ok; 4xx except 429, a 3xx that cannot be followed, too many
+        redirects, a loop or a bad Location are unavailable (Google treats them as
+        404); 429, 5xx, other statuses and network errors are unreachable.
         """
         if self.error is not None:
             return "unavailable" if self.error in _UNAVAILABLE_ERRORS else "unreachable"
         status = self.status or 0
         if 200 <= status < 300:
             return "ok"
-        if 400 <= status < 500 and status != 429:
+        if 300 <= status < 500 and status != 429:
             return "unavailable"
         return "unreachable"

@@ -279,7 +279,7 @@ class RobotsParser:
                     kind = kinds.get(key.lower())
                     if kind is None:
                         if key[:1] not in _KEY_INITIALS:
-                            if len(warnings) < MAX_WARNINGS:
+                            if len(warnings) <= MAX_WARNINGS:
                                 warnings.append((n, W.UNKNOWN_KEY, key[:DETAIL_BYTES]))
                             continue
                         kind = self._classify(key, n)
@@ -304,7 +304,7 @@ class RobotsParser:
                     group = builder.group
                     if group is not None:
                         add_pattern, add_line = group.patterns.append, group.lines.append
-            elif len(warnings) < MAX_WARNINGS:
+            elif len(warnings) <= MAX_WARNINGS:
                 warnings.append((n, W.NO_SEPARATOR, raw[:DETAIL_BYTES]))
         self._line = n
 
@@ -315,7 +315,7 @@ class RobotsParser:
         for line in lines:
             n += 1
             if len(line) > MAX_LINE_BYTES:
-                self._builder.warn(n, W.LINE_TOO_LONG, str(len(line)))
+                self._builder.long_line(n, len(line))
                 line = line[:MAX_LINE_BYTES]
             nul = line.find(b"\0")
             clipped.append(line if nul < 0 else line[:nul])
@@ -353,6 +353,13 @@ class RobotsParser:
         self._builder.warn(n, W.NO_SEPARATOR, line)
 
 
+def _encode(text: str) -> bytes:
+    try:  # round-trips text decoded with errors="surrogateescape"
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # other lone surrogates: keep them as bytes
+        return text.encode("utf-8", "surrogatepass")
+
+
 def parse(
     body: bytes | str,
     *,
@@ -365,7 +372,7 @@ def parse(
     ``RobotsTxt.warnings``.
     """
     if isinstance(body, str):
-        body = body.encode("utf-8", "surrogateescape")
+        body = _encode(body)
     parser = RobotsParser(policy, max_bytes=max_bytes)
     parser.feed(body)
     return parser.close()

@@ -206,9 +206,8 @@ class RobotsTxt:
         self, *, user_agent: str | None = None, robots_token: str | None = None
     ) -> float | None:
         """Crawl-delay in seconds for the agent (the largest of its merged groups)."""
-        delays = [
-            g.crawl_delay for g in self._groups_for(user_agent, robots_token) if g.crawl_delay
-        ]
+        groups = self._groups_for(user_agent, robots_token)
+        delays = [g.crawl_delay for g in groups if g.crawl_delay is not None]
         return max(delays) if delays else None
 
     def request_rate(

@@ -243,7 +243,16 @@ class RulesBuilder:
     everything else arrives through :meth:`user_agent` or a handler.
     """
 
-    __slots__ = ("_clean_params", "_groups", "_host", "_policy", "_sitemaps", "group", "warnings")
+    __slots__ = (
+        "_clean_params",
+        "_groups",
+        "_host",
+        "_long_lines",
+        "_policy",
+        "_sitemaps",
+        "group",
+        "warnings",
+    )
 
     def __init__(self, policy: MatchPolicy) -> None:
         self._policy = policy
@@ -255,14 +264,21 @@ class RulesBuilder:
         self._clean_params: list[CleanParam] = []
         #: (line, code, detail) records; the parser appends junk-line records itself.
         self.warnings: list[tuple[int, str, str | bytes]] = []
+        # Over-long lines are found per chunk, ahead of the lines before them: kept
+        # apart and merged by line at the end, so the cap keeps the same warnings
+        # however the body was chunked.
+        self._long_lines: list[tuple[int, str, str | bytes]] = []
 
     def warn(self, line: int, code: str, detail: str | bytes) -> None:
         """Record a warning (details are decoded and formatted only when read)."""
-        warnings = self.warnings
-        if len(warnings) < MAX_WARNINGS:
-            warnings.append((line, code, detail[:DETAIL_BYTES]))
-        elif len(warnings) == MAX_WARNINGS:
-            warnings.append((line, W.TOO_MANY_WARNINGS, str(MAX_WARNINGS)))
+        # One past the cap is kept: it tells _final_warnings that some were dropped.
+        if len(self.warnings) <= MAX_WARNINGS:
+            self.warnings.append((line, code, detail[:DETAIL_BYTES]))
+
+    def long_line(self, line: int, length: int) -> None:
+        """Record a line longer than the cap (kept apart: see __init__)."""
+        if len(self._long_lines) <= MAX_WARNINGS:
+            self._long_lines.append((line, W.LINE_TOO_LONG, str(length)))
 
     def handlers(self) -> dict[int, Handler]:
         """The handler of each directive kind other than Allow/Disallow/User-agent."""
@@ -367,8 +383,13 @@ class RulesBuilder:
         self._clean_params.append(CleanParam(names, path.strip() or None, line))
 
     def _final_warnings(self) -> list[tuple[int, str, str | bytes]]:
+        """The first MAX_WARNINGS warnings in line order, then the overflow marker."""
         warnings = self.warnings
-        if len(warnings) >= MAX_WARNINGS and warnings[-1][1] != W.TOO_MANY_WARNINGS:
+        overflow = len(warnings) > MAX_WARNINGS or len(self._long_lines) > MAX_WARNINGS
+        if self._long_lines:
+            warnings = sorted(warnings + self._long_lines, key=_line_and_code)
+        if len(warnings) > MAX_WARNINGS or overflow:
+            warnings = warnings[:MAX_WARNINGS]
             warnings.append((warnings[-1][0], W.TOO_MANY_WARNINGS, str(MAX_WARNINGS)))
         return warnings
 
@@ -387,6 +408,10 @@ class RulesBuilder:
             warnings=self._final_warnings(),
             truncated=truncated,
         )
+
+
+def _line_and_code(warning: tuple[int, str, str | bytes]) -> tuple[int, str]:
+    return warning[0], warning[1]
 
 
 def agent_token(value: bytes) -> str | None:

@@ -82,8 +82,8 @@ class Lease:
 
 @runtime_checkable
 class RobotsStore(Protocol):
-    """Where records are shared. Every method may raise ``OSError``-like errors;
-    the cache then carries on locally."""
+    """Where records are shared. A method that fails raises ``robots_async.StoreError``;
+    the cache then carries on with its own fetch."""
 
     async def get(self, origin: Origin) -> StoredRobots | None:
         """The record for ``origin``, or None."""

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from aiohttp import ClientRequest, ClientResponse
     from aiohttp.client_middlewares import ClientHandlerType
 
-    from .._checker import RobotsChecker
+    from .._checker import Decision, RobotsChecker
     from .._rules import Verdict
 
 __all__ = ["DisallowedError", "RobotsMiddleware"]
@@ -34,12 +34,29 @@ class DisallowedError(RobotsError, aiohttp.ClientError):
     catch it; ``verdict`` says which rule of which group decided.
     """
 
-    def __init__(self, url: str, user_agent: str, verdict: Verdict) -> None:
-        rule = f"{verdict.rule} (line {verdict.line})" if verdict.rule else verdict.reason
-        super().__init__(f"robots.txt disallows {url} for {user_agent}: {rule}")
+    def __init__(
+        self, url: str, user_agent: str, verdict: Verdict, decision: Decision | None = None
+    ) -> None:
+        super().__init__(f"robots.txt disallows {url} for {user_agent}: {_why(verdict, decision)}")
         self.url = url
         self.user_agent = user_agent
         self.verdict = verdict
+        #: The checker's :class:`robots_async.Decision` (source, status, cache times).
+        self.decision = decision
+
+    @property
+    def reason(self) -> str:
+        """Why, in a few words: the deciding rule, or what happened to robots.txt."""
+        return _why(self.verdict, self.decision)
+
+
+def _why(verdict: Verdict, decision: Decision | None) -> str:
+    if verdict.rule is not None:
+        return f"{verdict.rule} (line {verdict.line})"
+    if decision is not None and decision.source in ("unreachable", "stale"):
+        cause = decision.outcome.error or f"HTTP {decision.status}"
+        return f"robots.txt unreachable ({cause}): {verdict.reason}"
+    return verdict.reason
 
 
 class RobotsMiddleware:
@@ -65,7 +82,7 @@ class RobotsMiddleware:
             text = str(url)
             if not await self.checker.allowed(text):
                 decision = await self.checker.explain(text)
-                raise DisallowedError(text, self.checker.user_agent, decision.verdict)
+                raise DisallowedError(text, self.checker.user_agent, decision.verdict, decision)
             if self.respect_crawl_delay:
                 await self.checker.wait(text)
         return await handler(request)

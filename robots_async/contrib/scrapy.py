@@ -128,6 +128,7 @@ class ScrapyFetcher:
         chain = RedirectChain(url)
         stats = self._crawler.stats
         assert stats is not None
+        stats.inc_value("robotstxt/request_count")  # once per robots.txt, as Scrapy counts
         while True:
             remaining = self._policy.total_timeout - (time.monotonic() - started)
             try:
@@ -152,7 +153,6 @@ class ScrapyFetcher:
         """Nothing to release: the engine belongs to Scrapy."""
 
     async def _download(self, url: str, timeout: float) -> Response:
-        self._crawler.stats.inc_value("robotstxt/request_count")
         request = Request(
             url,
             priority=RobotsTxtMiddleware.DOWNLOAD_PRIORITY,

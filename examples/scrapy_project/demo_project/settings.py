@@ -1,0 +1,24 @@
+"""Scrapy settings using robots_async instead of Scrapy's robots.txt middleware."""
+
+BOT_NAME = "demo_project"
+SPIDER_MODULES = ["demo_project.spiders"]
+USER_AGENT = "DemoBot/1.0 (+https://example.org/demobot)"
+
+# The two settings: obey robots.txt, through robots_async's drop-in middleware.
+ROBOTSTXT_OBEY = True
+DOWNLOADER_MIDDLEWARES = {
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "robots_async.contrib.scrapy.RobotsTxtMiddleware": 100,
+}
+
+# Optional robots_async settings (defaults shown).
+ROBOTSASYNC_POLICY = "google"  # or "rfc9309", "first-match"
+ROBOTSASYNC_FETCH_POLICY = "rfc9309"  # or "googlebot", "yandex", "legacy-allow-on-error"
+ROBOTSASYNC_MAX_CRAWL_DELAY = 30.0  # Crawl-delay applied to download slots, capped
+# ROBOTSASYNC_REDIS_URL = "redis://localhost:6379/0"  # share robots.txt across workers
+
+# Only the backend, keeping Scrapy's own middleware, would instead be:
+# ROBOTSTXT_PARSER = "robots_async.contrib.scrapy.RobotParser"
+
+CONCURRENT_REQUESTS_PER_DOMAIN = 4
+TELNETCONSOLE_ENABLED = False

@@ -1,0 +1,78 @@
+"""Shared helpers: test data loading and chunked parsing."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import robots_async as ra
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+DATA = Path(__file__).parent / "data"
+CORPUS = DATA / "corpus"
+UNLIMITED: Any = None  # max_bytes=None: no parsing limit
+
+
+def load_jsonl(name: str) -> list[dict[str, Any]]:
+    """Read one JSON object per line from tests/data/<name>."""
+    with (DATA / name).open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def case_body(case: dict[str, Any]) -> bytes:
+    """The robots.txt bytes of a case (``robots_encoding`` when given, else UTF-8)."""
+    return str(case["robots"]).encode(case.get("robots_encoding", "utf-8"))
+
+
+def split_at(body: bytes, cuts: Iterable[int]) -> list[bytes]:
+    """Split ``body`` at the given offsets (any order, duplicates allowed)."""
+    points = sorted({0, len(body), *(min(max(c, 0), len(body)) for c in cuts)})
+    return [body[a:b] for a, b in itertools.pairwise(points)]
+
+
+def parse_chunks(
+    chunks: Iterable[bytes | bytearray | memoryview],
+    *,
+    policy: str | ra.MatchPolicy = "google",
+    max_bytes: int | None = ra.DEFAULT_MAX_BYTES,
+) -> ra.RobotsTxt:
+    """Feed ``chunks`` one by one to a fresh parser and close it."""
+    parser = ra.RobotsParser(policy, max_bytes=max_bytes)
+    for chunk in chunks:
+        parser.feed(chunk)
+    return parser.close()
+
+
+def summary(robots: ra.RobotsTxt, urls: Sequence[str], tokens: Sequence[str]) -> dict[str, object]:
+    """Everything observable about a parsed file, for equality checks."""
+    verdicts = {
+        (token, url): (
+            robots.explain(url, robots_token=token),
+            robots.allowed(url, robots_token=token),
+        )
+        for token in tokens
+        for url in urls
+    }
+    extensions = {
+        token: (
+            robots.crawl_delay(robots_token=token),
+            robots.request_rate(robots_token=token),
+            robots.visit_time(robots_token=token),
+            robots.groups_for(robots_token=token),
+        )
+        for token in tokens
+    }
+    return {
+        "groups": robots.groups,
+        "sitemaps": robots.sitemaps,
+        "host": robots.host,
+        "clean_params": robots.clean_params,
+        "truncated": robots.truncated,
+        "warnings": robots.warnings,
+        "verdicts": verdicts,
+        "extensions": extensions,
+    }

@@ -1,0 +1,94 @@
+"""The public surface: __all__, docstrings and version."""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import inspect
+from pathlib import Path
+
+import pytest
+
+import robots_async as ra
+
+INIT = Path(ra.__file__)
+
+
+def names_bound_in_init() -> set[str]:
+    """Public names that robots_async/__init__.py imports from the package or assigns."""
+    tree = ast.parse(INIT.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level >= 1:
+            names.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return {n for n in names if not n.startswith("_") or n == "__version__"} - {"__all__"}
+
+
+def test_all_is_sorted() -> None:
+    """__all__ is in sorted() order."""
+    assert ra.__all__ == sorted(ra.__all__)
+    assert len(ra.__all__) == len(set(ra.__all__))
+
+
+def test_all_matches_exported_names() -> None:
+    """__all__ lists exactly the names the package exports, and each exists."""
+    assert set(ra.__all__) == names_bound_in_init()
+    for name in ra.__all__:
+        assert hasattr(ra, name), name
+
+
+def test_no_public_object_is_left_out_of_all() -> None:
+    """Every public class or function defined by the package is in __all__."""
+    missing = []
+    for name, value in vars(ra).items():
+        if name.startswith("_") or inspect.ismodule(value):
+            continue
+        module = getattr(value, "__module__", None) if callable(value) else None
+        is_package_object = module is not None and module.startswith("robots_async")
+        if is_package_object and name not in ra.__all__:
+            missing.append(name)
+    assert missing == []
+
+
+def _documented(name: str) -> bool:
+    obj = getattr(ra, name)
+    doc = obj.__doc__ or ""
+    # A dataclass without a docstring gets a generated one: "Name(field: type, ...)".
+    return bool(doc.strip()) and not doc.startswith(f"{obj.__name__}(")
+
+
+PUBLIC_CALLABLES = [
+    n for n in ra.__all__ if inspect.isclass(getattr(ra, n)) or inspect.isfunction(getattr(ra, n))
+]
+
+
+@pytest.mark.parametrize("name", PUBLIC_CALLABLES)
+def test_public_classes_and_functions_have_docstrings(name: str) -> None:
+    """Every public class and function in __all__ has a real docstring."""
+    assert _documented(name)
+
+
+def test_public_methods_have_docstrings() -> None:
+    """Public methods and properties of RobotsTxt, RobotsParser and Origin are documented."""
+    undocumented = []
+    for cls in (ra.RobotsTxt, ra.RobotsParser, ra.Origin):
+        for attr, value in vars(cls).items():
+            if attr.startswith("_") or attr in {"count", "index"}:
+                continue
+            target = value.__func__ if isinstance(value, classmethod | staticmethod) else value
+            is_api = callable(target) or isinstance(target, property)
+            if is_api and not (getattr(target, "__doc__", None) or "").strip():
+                undocumented.append(f"{cls.__name__}.{attr}")
+    assert undocumented == []
+
+
+def test_callables_list_is_not_empty() -> None:
+    """The docstring check covers the main entry points."""
+    assert {"parse", "RobotsParser", "RobotsTxt", "robots_url", "Verdict"} <= set(PUBLIC_CALLABLES)
+
+
+def test_version_matches_metadata() -> None:
+    """__version__ is the installed distribution's version."""
+    assert ra.__version__ == importlib.metadata.version("robots-async")

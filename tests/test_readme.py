@@ -1,0 +1,109 @@
+"""README.md's examples run as written, so they cannot drift from the code.
+
+Every ```python block is executed with ``https://www.example.com`` pointed at a local
+server that serves examples/robots.txt; a ``print(...)  # text`` line must print
+exactly ``text``. The offline ``robots-async`` command lines are run through main().
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import re
+import shlex
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from aiohttp import web
+
+from robots_async.cli import main as cli_main
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+BLOCKS = re.findall(r"```(python|bash)\n(.*?)```", README, re.DOTALL)
+PYTHON = [code for lang, code in BLOCKS if lang == "python"]
+EXPECTED = re.compile(r"print\(.*\)\s+#\s(.*)$")
+
+
+@pytest.fixture(scope="module")
+def example_site() -> Iterator[str]:
+    """A local stand-in for www.example.com, serving examples/robots.txt."""
+    robots = (ROOT / "examples" / "robots.txt").read_bytes()
+    ready = threading.Event()
+    state: dict[str, object] = {}
+
+    async def robots_txt(request: web.Request) -> web.Response:
+        return web.Response(body=robots, content_type="text/plain")
+
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text="<html></html>", content_type="text/html")
+
+    async def serve() -> None:
+        app = web.Application()
+        app.router.add_get("/robots.txt", robots_txt)
+        app.router.add_get("/{tail:.*}", page)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        state["base"] = f"http://127.0.0.1:{runner.addresses[0][1]}"
+        stop = asyncio.Event()
+        state["stop"] = (asyncio.get_running_loop(), stop)
+        ready.set()
+        await stop.wait()
+        await runner.cleanup()
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    yield str(state["base"])
+    loop, stop = state["stop"]  # type: ignore[misc]
+    loop.call_soon_threadsafe(stop.set)
+    thread.join(10)
+
+
+def test_readme_has_two_setup_commands_first() -> None:
+    """The first two code blocks are the install-and-demo and install-and-test commands."""
+    first, second = BLOCKS[0], BLOCKS[1]
+    assert first[0] == "bash"
+    assert "examples/demo.py" in first[1]
+    assert second[0] == "bash"
+    assert "pytest" in second[1]
+    assert (ROOT / ".ci" / "run").read_text().count("python -m pytest") == 1
+
+
+@pytest.mark.parametrize("code", PYTHON, ids=[f"block{i}" for i in range(len(PYTHON))])
+def test_python_block_runs_and_prints_what_it_says(
+    code: str, example_site: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each python block runs; its commented print() outputs are exact."""
+    monkeypatch.chdir(ROOT)
+    source = code.replace("https://www.example.com", example_site)
+    expected = [m.group(1).strip() for line in code.splitlines() if (m := EXPECTED.search(line))]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(source, "README.md", "exec"), {"__name__": "readme"})
+    printed = [line.strip() for line in out.getvalue().splitlines()]
+    assert printed == expected
+
+
+def test_offline_command_lines_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's offline robots-async lines run with the documented exit codes."""
+    commands = [
+        shlex.split(line.split("#")[0])[1:]
+        for lang, code in BLOCKS
+        if lang == "bash"
+        for line in code.splitlines()
+        if line.startswith("robots-async") and ("--robots" in line or " lint " in line)
+    ]
+    assert len(commands) == 3
+    codes = [cli_main(argv) for argv in commands]
+    # check: /cart is disallowed -> 1; explain: /drafts/ disallowed for DemoBot -> 1;
+    # lint: the sample file is clean -> 0.
+    assert codes == [1, 1, 0]
+    assert "Disallow: /drafts/" in capsys.readouterr().out
