@@ -21,6 +21,7 @@ __all__ = ["Bucket", "CompiledRule", "compile_bucket", "decide", "glob_match", "
 
 EMPTY, PREFIX, EXACT, GLOB = 0, 1, 2, 3
 _INDEX_HTM: Final = "/index.htm"
+_MAX_QUICK_HEADS: Final = 64
 
 #: Decision order as a sort key: longest pattern first, then allow, then file order.
 Rank = tuple[int, bool, int]
@@ -84,7 +85,9 @@ def compile_rule(pattern: str, allow: bool, line: int, group: int) -> CompiledRu
 def compile_bucket(groups: list[RawGroup], indices: tuple[int, ...], policy: MatchPolicy) -> Bucket:
     """Compile the rules of the groups at ``indices`` into a :class:`Bucket`."""
     compiled: list[CompiledRule] = []
+    add = compiled.append
     agents: list[str] = []
+    index_html = policy.index_html
     for index in indices:
         group = groups[index]
         agents.extend(group.agent_names)
@@ -94,12 +97,17 @@ def compile_bucket(groups: list[RawGroup], indices: tuple[int, ...], policy: Mat
         for pattern, signed_line in zip(patterns, group.lines, strict=True):
             allow = signed_line < 0
             line = -signed_line if allow else signed_line
-            compiled.append(compile_rule(pattern, allow, line, index))
+            if pattern and "*" not in pattern and "$" not in pattern:
+                # Most rules are plain prefixes: built inline (this loop is hot).
+                rank = (-len(pattern), not allow, line)
+                add(_new(CompiledRule, (rank, PREFIX, pattern, (), False, pattern, index)))
+            else:
+                add(compile_rule(pattern, allow, line, index))
             # Google: an Allow ending in /index.htm* also allows its directory exactly.
-            if allow and policy.index_html and _INDEX_HTM in pattern:
+            if allow and index_html and _INDEX_HTM in pattern:
                 slash = pattern.rfind("/")
                 if pattern.startswith(_INDEX_HTM, slash):
-                    compiled.append(compile_rule(pattern[: slash + 1] + "$", True, line, index))
+                    add(compile_rule(pattern[: slash + 1] + "$", True, line, index))
     if policy.first_match:
         compiled.sort(key=_file_order)
     else:
@@ -143,39 +151,44 @@ class Bucket:
         self.exact: dict[str, CompiledRule] = {}
         self.prefixes: dict[int, dict[str, CompiledRule]] = {}
         self.globs: dict[str, list[GlobEntry]] = {}
-        disallow_prefixes: list[str] = []
-        disallow_exact: list[str] = []
-        disallow_heads: dict[str, None] = {}
         self.prefixes_by_length = True
-        # Rules arrive in decision order: setdefault keeps the best of equal patterns.
-        for rule in rules:
-            rank, kind, literal = rule[0], rule[1], rule[2]
-            disallow = rank[1] and kind != EMPTY
-            if kind == PREFIX:
-                self.prefixes.setdefault(len(literal), {}).setdefault(literal, rule)
-                self.prefixes_by_length &= -rank[0] == len(literal)
-                if disallow:
-                    disallow_prefixes.append(literal)
-            elif kind == EXACT:
-                self.exact.setdefault(literal, rule)
-                if disallow:
-                    disallow_exact.append(literal)
-            elif kind == GLOB:
-                self.globs.setdefault(rule[3][0], []).append(_glob_entry(rule))
-                if disallow:
-                    disallow_heads[rule[3][0]] = None
-            elif self.empty is None:
-                self.empty = rule
-        # What a non-empty Disallow needs the target to start with: its literal (an
-        # anchored literal matches only a target that starts with it) or its head.
-        self.disallow_heads = tuple(
-            {**dict.fromkeys(disallow_prefixes + disallow_exact), **disallow_heads}
-        )
+        self._index(rules)
         self.glob_heads = tuple(self.globs)
         self.glob_head_lengths = sorted({len(head) for head in self.globs})
         self.prefix_lengths = sorted(self.prefixes, reverse=True)
         self.prefix_tables = [(n, self.prefixes[n]) for n in self.prefix_lengths]
         self.prefix_bounds = [] if self.prefixes_by_length else self._prefix_bounds()
+
+    def _index(self, rules: list[CompiledRule]) -> None:
+        prefixes, exact, globs = self.prefixes, self.exact, self.globs
+        heads: dict[str, None] = {}
+        # Walk against decision order: for equal patterns the best rule is written last.
+        for rule in reversed(rules):
+            rank, kind, literal = rule[0], rule[1], rule[2]
+            if kind == PREFIX:
+                table = prefixes.get(len(literal))
+                if table is None:
+                    table = prefixes[len(literal)] = {}
+                table[literal] = rule
+                if rank[0] != -len(literal):
+                    self.prefixes_by_length = False
+            elif kind == EXACT:
+                exact[literal] = rule
+            elif kind == GLOB:
+                literal = rule[3][0]
+                globs.setdefault(literal, []).append(_glob_entry(rule))
+            else:
+                self.empty = rule
+                continue
+            # What a non-empty Disallow needs the target to start with: its literal
+            # (an anchored literal matches only a target that starts with it) or head.
+            if rank[1]:
+                heads[literal] = None
+        for entries in globs.values():
+            entries.reverse()  # back to decision order
+        # startswith() over a tuple is linear in its size: past a few dozen heads the
+        # indexes in best() answer faster than the pre-check (None: no pre-check).
+        self.disallow_heads = tuple(heads) if len(heads) <= _MAX_QUICK_HEADS else None
 
     def _prefix_bounds(self) -> list[Rank]:
         """bounds[i]: the best rank among literals no longer than prefix_lengths[i].
@@ -192,7 +205,7 @@ class Bucket:
     def may_disallow(self, target: str) -> bool:
         """Cheap pre-check (one C call): could any non-empty Disallow match ``target``?"""
         heads = self.disallow_heads
-        return bool(heads) and target.startswith(heads)
+        return heads is None or (bool(heads) and target.startswith(heads))
 
     def best(self, target: str) -> CompiledRule | None:
         """The highest-ranked rule matching ``target`` (longest-match policies)."""

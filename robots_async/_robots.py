@@ -175,7 +175,7 @@ class RobotsTxt:
         else:
             # Inlined Bucket.may_disallow: most URLs are allowed by this one C call.
             heads = bucket.disallow_heads
-            if not heads or not target.startswith(heads):
+            if heads is not None and (not heads or not target.startswith(heads)):
                 return True
             rule = bucket.best(target)
         return rule is None or rule.allow or rule.kind == EMPTY

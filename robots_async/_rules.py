@@ -38,6 +38,9 @@ UNKNOWN = 99
 
 #: Warnings kept per file; a hostile file cannot grow memory through them.
 MAX_WARNINGS: Final = 1_000
+#: Rules kept per group; only reachable with max_bytes=None (512,000 bytes hold at
+#: most ~57,000 rules), it bounds the memory and compile time of a hostile file.
+MAX_RULES_PER_GROUP: Final = 100_000
 #: Bytes of a junk line kept in its warning.
 DETAIL_BYTES: Final = 80
 #: The largest Crawl-delay taken as given; larger values are clamped (with a warning).
@@ -67,6 +70,7 @@ class W:
     INVALID_VALUE = "invalid-value"
     RELATIVE_SITEMAP = "relative-sitemap"
     TOO_MANY_WARNINGS = "too-many-warnings"
+    TOO_MANY_RULES = "too-many-rules"
 
 
 _MESSAGES = {
@@ -81,6 +85,7 @@ _MESSAGES = {
     W.INVALID_VALUE: "invalid value ignored: {}",
     W.RELATIVE_SITEMAP: "sitemap URL is not absolute: {!r}",
     W.TOO_MANY_WARNINGS: "more than {} warnings; the rest were not recorded",
+    W.TOO_MANY_RULES: "group has more than {} rules; the rest were ignored",
 }
 
 
@@ -207,11 +212,15 @@ class RawGroup:
         self.request_rate: RequestRate | None = None
         self.visit_time: VisitTime | None = None
 
-    def freeze(self) -> None:
-        """Pack the rules; the group is read-only afterwards."""
+    def freeze(self) -> bool:
+        """Pack the rules; read-only afterwards. False if rules beyond the cap were cut."""
+        complete = len(self.lines) <= MAX_RULES_PER_GROUP
+        if not complete:
+            del self.patterns[MAX_RULES_PER_GROUP:], self.lines[MAX_RULES_PER_GROUP:]
         self.blob = b"\n".join(self.patterns)
         self.patterns = _NO_PATTERNS
         self.lines = array("i", self.lines)
+        return complete
 
     def rules(self) -> Iterator[tuple[bool, bytes, int]]:
         """(allow, raw value, line) for each rule in file order."""
@@ -398,7 +407,8 @@ class RulesBuilder:
         from ._robots import RobotsTxt
 
         for group in self._groups:
-            group.freeze()
+            if not group.freeze():
+                self.warn(group.line, W.TOO_MANY_RULES, str(MAX_RULES_PER_GROUP))
         return RobotsTxt(
             self._groups,
             policy=self._policy,
