@@ -180,23 +180,36 @@ def measure(
     }
 
 
-def agreement(corpus: list[tuple[str, bytes]], queries: dict[str, list[str]]) -> tuple[int, int]:
-    """(agreeing, total) verdicts of robots_async's google-reference policy vs jwm."""
+def agreement(
+    corpus: list[tuple[str, bytes]], queries: dict[str, list[str]], found: list[Anchor]
+) -> dict[str, tuple[int, int]]:
+    """(agreeing, total) verdicts of each implementation against jwm (Google's C++).
+
+    robots_async is asked with its google-reference policy and no size limit (the
+    C++ library has none; the 512,000-byte limit belongs to fetching). The others
+    are asked as they come.
+    """
     try:
         from jwm.robotstxt import googlebot
     except ImportError:
-        return 0, 0
+        return {}
     matcher = googlebot.RobotsMatcher()
-    same = total = 0
+    counts = {a.name: [0, 0] for a in found if not a.name.startswith("jwm")}
     for host, body in corpus:
         text = body.decode("utf-8", "replace")
-        # The library has no size limit (that is the fetcher's job), so none here.
-        ours = robots_async.parse(text.encode("utf-8"), policy="google-reference", max_bytes=None)
+        same_bytes = text.encode("utf-8")
+        ours = robots_async.parse(same_bytes, policy="google-reference", max_bytes=None)
+        others = {a.name: (a, a.parse(same_bytes)) for a in found if a.name in counts}
         for url in queries[host]:
-            total += 1
-            theirs = matcher.OneAgentAllowedByRobots(text, AGENT, url)
-            same += ours.allowed(url, robots_token=AGENT) == theirs
-    return same, total
+            reference = matcher.OneAgentAllowedByRobots(text, AGENT, url)
+            for name, (anchor, parsed) in others.items():
+                if name == "robots_async":
+                    verdict = ours.allowed(url, robots_token=AGENT)
+                else:
+                    verdict = anchor.allowed(parsed, url)
+                counts[name][0] += verdict == reference
+                counts[name][1] += 1
+    return {name: (same, total) for name, (same, total) in counts.items()}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -233,12 +246,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "targets vs protego: "
         + ", ".join(f"{m} {'<=' if m == 'bytes/file' else '>='} {t}x" for m, t in TARGETS.items())
     )
-    same, total = agreement(corpus, queries)
-    if total:
-        print(
-            f"agreement with jwm (google-reference policy): {same}/{total} "
-            f"= {100 * same / total:.3f}%"
-        )
+    for name, (same, total) in agreement(corpus, queries, anchors()).items():
+        label = f"{name} (google-reference policy)" if name == "robots_async" else name
+        print(f"agreement with jwm: {label}: {same}/{total} = {100 * same / total:.3f}%")
     return 0
 
 

@@ -76,15 +76,8 @@ RFC9309 = MatchPolicy(
     rfc3986=True,
     first_match=False,
 )
-FIRST_MATCH = MatchPolicy(
-    name="first-match",
-    accept_typos=False,
-    prefix_keys=False,
-    whitespace_separator=False,
-    index_html=False,
-    rfc3986=True,
-    first_match=True,
-)
+#: RFC 9309's parsing and normalisation, with the 1997 draft's first-match decision.
+FIRST_MATCH = replace(RFC9309, name="first-match", first_match=True)
 _PRESETS = {p.name: p for p in (GOOGLE, GOOGLE_REFERENCE, RFC9309, FIRST_MATCH)}
 
 
