@@ -14,7 +14,7 @@ import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from async_lru import alru_cache
 
@@ -302,28 +302,40 @@ class RobotsCache:
         store = self._store
         assert store is not None
         lease: Lease | None = None
-        try:
-            record = await store.get(origin)
-            if record is not None and self._clock() < record.expires_at:
-                self._count("store_hits")
-                return self._from_record(origin, record, generation)
-            lease = await store.acquire(origin, self._lease_ttl())
-            if lease is None:
-                fresh, lease = await self._wait_for_holder(store, origin)
-                if fresh is not None:
-                    self._count("store_hits")
-                    return self._from_record(origin, fresh, generation)
-            if previous is None and record is not None:
-                previous = self._from_record(origin, record, generation)
-        except StoreError as exc:
-            self._store_failed(origin, exc)
-        try:
+        try:  # whatever happens, a lease we took is given back
+            try:
+                record = await store.get(origin)
+                if self._usable(record):
+                    return self._from_store(origin, record, generation)
+                lease = await store.acquire(origin, self._lease_ttl())
+                if lease is None:
+                    fresh, lease = await self._wait_for_holder(store, origin)
+                    if self._usable(fresh):
+                        return self._from_store(origin, fresh, generation)
+                if lease is not None:
+                    # The previous holder may have written its record and released
+                    # the lease between our read and our acquire: read once more.
+                    record = await store.get(origin) or record
+                    if self._usable(record):
+                        return self._from_store(origin, record, generation)
+                if previous is None and record is not None:
+                    previous = self._from_record(origin, record, generation)
+            except StoreError as exc:
+                self._store_failed(origin, exc)
             entry = await self._fetch_locally(origin, previous, generation)
             await self._share(store, entry)
+            return entry
         finally:
             if lease is not None:
                 await self._release(store, lease)
-        return entry
+
+    def _usable(self, record: StoredRobots | None) -> TypeGuard[StoredRobots]:
+        """True for a record that has not expired yet."""
+        return record is not None and self._clock() < record.expires_at
+
+    def _from_store(self, origin: Origin, record: StoredRobots, generation: int) -> CacheEntry:
+        self._count("store_hits")
+        return self._from_record(origin, record, generation)
 
     async def _wait_for_holder(
         self, store: RobotsStore, origin: Origin
@@ -340,7 +352,7 @@ class RobotsCache:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
             record = await store.get(origin)
-            if record is not None and self._clock() < record.expires_at:
+            if self._usable(record):
                 return record, None
             lease = await store.acquire(origin, self._lease_ttl())
             if lease is not None:  # released without a record, or expired

@@ -154,9 +154,16 @@ class AiohttpFetcher:
         if self._closed:
             raise ClosedError("fetcher is closed")
         if self._session is None:
-            self._session = aiohttp.ClientSession(
+            session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
             )
+            # aiohttp re-sends an idempotent request once when the server drops the
+            # connection; for robots.txt that doubles the requests to a failing
+            # server, and the error TTL decides when to ask again. No public switch
+            # exists (aiohttp 3.14), so the session's own flag is cleared if present.
+            if hasattr(session, "_retry_connection"):
+                session._retry_connection = False
+            self._session = session
         return self._session
 
 

@@ -15,7 +15,6 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
-from ._errors import InvalidURLError
 from ._outcome import FetchOutcome
 from ._url import Origin
 
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["REDIRECT_STATUSES", "RedirectChain", "is_redirect", "max_age", "retry_after"]
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_EMPTY_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:///")
 _MAX_AGE = re.compile(r"(?:^|[,\s])(s-maxage|max-age)\s*=\s*\"?(\d+)", re.IGNORECASE)
 _NO_CACHE = re.compile(r"(?:^|[,\s])(no-store|no-cache)\b", re.IGNORECASE)
 
@@ -57,12 +57,14 @@ class RedirectChain:
         that (or a loop, or a bad Location) leaves the file unavailable.
         """
         location = (location or "").strip()
-        if not location:
+        if not location or _EMPTY_AUTHORITY.match(location):
+            # "http:///x": urljoin would borrow the current host (RFC 9110 §4.2.1
+            # makes an http URI without a host invalid).
             return "bad-redirect"
-        target = urljoin(self.current, location)
         try:
+            target = urljoin(self.current, location)
             target_origin = Origin.from_url(target)
-        except InvalidURLError:
+        except ValueError:  # InvalidURLError, or urljoin on "http://[::1" and the like
             return "bad-redirect"
         if target in self.visited:
             return "redirect-loop"

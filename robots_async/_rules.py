@@ -41,6 +41,7 @@ MAX_WARNINGS: Final = 1_000
 #: Rules kept per group; only reachable with max_bytes=None (512,000 bytes hold at
 #: most ~57,000 rules), it bounds the memory and compile time of a hostile file.
 MAX_RULES_PER_GROUP: Final = 100_000
+_FILE_LEVEL: Final = frozenset({"truncated", "truncated-line", "too-many-rules"})
 #: Bytes of a junk line kept in its warning.
 DETAIL_BYTES: Final = 80
 #: The largest Crawl-delay taken as given; larger values are clamped (with a warning).
@@ -51,7 +52,10 @@ Handler: TypeAlias = "Callable[[int, bytes], None]"
 
 _AGENT_TOKEN = re.compile(rb"[A-Za-z_-]*")
 _NUMBER = re.compile(rb"\d+(?:\.\d*)?|\.\d+")
-_RATE = re.compile(rb"(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*([smhd]?)", re.IGNORECASE)
+# Digits are bounded so that int()/float() never meet a hostile 16,000-digit number.
+_RATE = re.compile(
+    rb"(\d{1,9})(?!\d)\s*/\s*(\d{1,9}(?:\.\d{1,9})?)(?![\d.])\s*([smhd]?)", re.IGNORECASE
+)
 _VISIT = re.compile(rb"(\d\d):?(\d\d)\s*-\s*(\d\d):?(\d\d)")
 _UNITS = {b"": 1, b"s": 1, b"m": 60, b"h": 3600, b"d": 86400}
 
@@ -254,6 +258,7 @@ class RulesBuilder:
 
     __slots__ = (
         "_clean_params",
+        "_file_level",
         "_groups",
         "_host",
         "_long_lines",
@@ -277,11 +282,16 @@ class RulesBuilder:
         # apart and merged by line at the end, so the cap keeps the same warnings
         # however the body was chunked.
         self._long_lines: list[tuple[int, str, str | bytes]] = []
+        # Facts about the whole file (truncation, cut groups) are never crowded out
+        # by junk-line warnings: they bypass the cap.
+        self._file_level: list[tuple[int, str, str | bytes]] = []
 
     def warn(self, line: int, code: str, detail: str | bytes) -> None:
         """Record a warning (details are decoded and formatted only when read)."""
+        if code in _FILE_LEVEL:
+            self._file_level.append((line, code, detail))
         # One past the cap is kept: it tells _final_warnings that some were dropped.
-        if len(self.warnings) <= MAX_WARNINGS:
+        elif len(self.warnings) <= MAX_WARNINGS:
             self.warnings.append((line, code, detail[:DETAIL_BYTES]))
 
     def long_line(self, line: int, length: int) -> None:
@@ -360,13 +370,11 @@ class RulesBuilder:
 
     def _request_rate(self, line: int, value: bytes) -> None:
         group = self._group_for_extension(line, "Request-rate")
-        match = _RATE.match(value)
-        if match is None or int(match.group(1)) == 0 or float(match.group(2)) == 0:
-            self.warn(line, W.INVALID_VALUE, f"Request-rate {value!r}")
-            return
-        seconds = float(match.group(2)) * _UNITS[match.group(3).lower()]
-        if group is not None:
-            group.request_rate = RequestRate(int(match.group(1)), seconds)
+        rate = _parse_rate(value)
+        if rate is None:
+            self.warn(line, W.INVALID_VALUE, f"Request-rate {value[:DETAIL_BYTES]!r}")
+        elif group is not None:
+            group.request_rate = rate
 
     def _visit_time(self, line: int, value: bytes) -> None:
         group = self._group_for_extension(line, "Visit-time")
@@ -392,15 +400,20 @@ class RulesBuilder:
         self._clean_params.append(CleanParam(names, path.strip() or None, line))
 
     def _final_warnings(self) -> list[tuple[int, str, str | bytes]]:
-        """The first MAX_WARNINGS warnings in line order, then the overflow marker."""
+        """The first MAX_WARNINGS line warnings and every file-level one, in line order.
+
+        A "too-many-warnings" marker ends the list when line warnings were dropped.
+        """
         warnings = self.warnings
         overflow = len(warnings) > MAX_WARNINGS or len(self._long_lines) > MAX_WARNINGS
         if self._long_lines:
             warnings = sorted(warnings + self._long_lines, key=_line_and_code)
-        if len(warnings) > MAX_WARNINGS or overflow:
-            warnings = warnings[:MAX_WARNINGS]
-            warnings.append((warnings[-1][0], W.TOO_MANY_WARNINGS, str(MAX_WARNINGS)))
-        return warnings
+        kept = warnings[:MAX_WARNINGS]
+        if self._file_level:
+            kept = sorted(kept + self._file_level, key=_line_and_code)
+        if overflow:
+            kept.append((kept[-1][0], W.TOO_MANY_WARNINGS, str(MAX_WARNINGS)))
+        return kept
 
     def build(self, *, truncated: bool) -> RobotsTxt:
         """Freeze what was collected into a :class:`RobotsTxt`."""
@@ -418,6 +431,18 @@ class RulesBuilder:
             warnings=self._final_warnings(),
             truncated=truncated,
         )
+
+
+def _parse_rate(value: bytes) -> RequestRate | None:
+    """``n/T[smhd]`` as a RequestRate, or None when malformed, zero or absurd."""
+    match = _RATE.match(value)
+    if match is None:
+        return None
+    requests, seconds = int(match.group(1)), float(match.group(2))
+    seconds *= _UNITS[match.group(3).lower()]
+    if requests == 0 or seconds == 0 or not math.isfinite(seconds):
+        return None
+    return RequestRate(requests, seconds)
 
 
 def _line_and_code(warning: tuple[int, str, str | bytes]) -> tuple[int, str]:

@@ -1,0 +1,1 @@
+"""Reliability tests: hostile servers, hostile robots.txt files and load with failures."""

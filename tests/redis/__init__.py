@@ -1,0 +1,1 @@
+"""Shared Redis store tests (a real redis-server, worker processes)."""
