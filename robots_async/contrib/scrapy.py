@@ -19,6 +19,7 @@ MAX_ENTRIES, CRAWL_DELAY, MAX_CRAWL_DELAY, REDIS_URL, REDIS_PREFIX.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from typing import TYPE_CHECKING, Any
@@ -348,6 +349,11 @@ class RobotsTxtMiddleware:
             raise StopDownload(fail=False)
 
     async def _spider_closed(self, spider: Any = None) -> None:
+        """Record the cache's counters (robotsasync/cache/<name>) and close it."""
+        stats = self.crawler.stats
+        if stats is not None:
+            for name, value in dataclasses.asdict(self.cache.stats).items():
+                stats.set_value(f"robotsasync/cache/{name}", value)
         await self.cache.aclose()
 
 

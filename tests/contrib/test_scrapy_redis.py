@@ -1,0 +1,57 @@
+"""Scrapy crawls sharing robots.txt through Redis (ROBOTSASYNC_REDIS_URL)."""
+
+from __future__ import annotations
+
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.redis.conftest import RedisServer, redis_binary
+
+from .conftest import run_crawl
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from .conftest import Site
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real redis-server on a free loopback port (skipped off CI if not installed)."""
+    server = RedisServer(redis_binary(), tmp_path_factory.mktemp("redis") / "redis.log")
+    server.start()
+    yield server.url
+    server.stop()
+
+
+def test_two_crawls_share_each_robots_txt_fetch(site: Site, tmp_path: Path, redis_url: str) -> None:
+    """Two crawler processes on one Redis fetch each origin's robots.txt once in all."""
+    hosts = [site.host() for _ in range(3)]
+    for host in hosts:
+        host.serve("/robots.txt", body=b"User-agent: *\nDisallow: /private\n", delay=0.5)
+    starts = [f"{h.base}/{p}{i}" for h in hosts for p in ("page", "private/") for i in range(5)]
+    settings = {
+        "ROBOTSASYNC_REDIS_URL": redis_url,
+        "ROBOTSASYNC_REDIS_PREFIX": f"scrapy-{uuid.uuid4().hex}",
+    }
+    for n in (1, 2):
+        (tmp_path / str(n)).mkdir()
+    with ThreadPoolExecutor(2) as pool:
+        crawls = list(
+            pool.map(lambda n: run_crawl(tmp_path / str(n), starts, settings=settings), (1, 2))
+        )
+    robots_requests = sum(host.count("/robots.txt") for host in hosts)
+    assert robots_requests == len(hosts)
+    fetches = sum(c.stat("robotsasync/cache/fetches") for c in crawls)
+    store_hits = sum(c.stat("robotsasync/cache/store_hits") for c in crawls)
+    assert (fetches, store_hits) == (len(hosts), len(hosts))
+    for crawl in crawls:
+        assert crawl.stat("robotstxt/forbidden") == 3 * 5
+        assert not any("/private/" in url for url in crawl.scraped)
+        assert crawl.stat("robotsasync/cache/store_errors") == 0
