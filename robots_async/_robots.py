@@ -25,10 +25,6 @@ _UNSEEN: Any = object()
 _token_of = lru_cache(maxsize=1024)(product_token)
 
 
-def _warning_order(warning: tuple[int, str, str | bytes]) -> tuple[int, str]:
-    return warning[0], warning[1]
-
-
 class RobotsTxt:
     """A parsed robots.txt. Immutable; safe to share between tasks and threads.
 
@@ -134,9 +130,8 @@ class RobotsTxt:
     def warnings(self) -> tuple[ParseWarning, ...]:
         """What a linter would report, in line order (at most 1,000 are kept)."""
         if isinstance(self._warnings, list):
-            self._warnings = tuple(
-                format_warning(*w) for w in sorted(self._warnings, key=_warning_order)
-            )
+            # Already in line order, the "too-many-warnings" marker last (_rules).
+            self._warnings = tuple(format_warning(*w) for w in self._warnings)
         return self._warnings
 
     @property

@@ -38,9 +38,11 @@ UNKNOWN = 99
 
 #: Warnings kept per file; a hostile file cannot grow memory through them.
 MAX_WARNINGS: Final = 1_000
-#: Rules kept per group; only reachable with max_bytes=None (512,000 bytes hold at
-#: most ~57,000 rules), it bounds the memory and compile time of a hostile file.
-MAX_RULES_PER_GROUP: Final = 100_000
+#: Rules kept per file (all groups together, since groups merge into one bucket);
+#: only reachable with max_bytes=None (512,000 bytes hold at most ~73,000 rules),
+#: it bounds the memory and compile time of a hostile file.
+MAX_RULES: Final = 100_000
+MAX_RULES_PER_GROUP: Final = MAX_RULES  # the name earlier releases documented
 _FILE_LEVEL: Final = frozenset({"truncated", "truncated-line", "too-many-rules"})
 #: Bytes of a junk line kept in its warning.
 DETAIL_BYTES: Final = 80
@@ -89,7 +91,7 @@ _MESSAGES = {
     W.INVALID_VALUE: "invalid value ignored: {}",
     W.RELATIVE_SITEMAP: "sitemap URL is not absolute: {!r}",
     W.TOO_MANY_WARNINGS: "more than {} warnings; the rest were not recorded",
-    W.TOO_MANY_RULES: "group has more than {} rules; the rest were ignored",
+    W.TOO_MANY_RULES: "more than {} rules in the file; the rest were ignored",
 }
 
 
@@ -196,6 +198,7 @@ class RawGroup:
     """
 
     __slots__ = (
+        "agent_names",
         "agents",
         "blob",
         "crawl_delay",
@@ -209,6 +212,8 @@ class RawGroup:
     def __init__(self, line: int) -> None:
         self.line = line
         self.agents: list[bytes] = []
+        #: The user-agent values as written (decoded once, by freeze()).
+        self.agent_names: tuple[str, ...] = ()
         self.patterns: list[bytes] = []
         self.lines: list[int] | array[int] = []
         self.blob = b""
@@ -216,14 +221,18 @@ class RawGroup:
         self.request_rate: RequestRate | None = None
         self.visit_time: VisitTime | None = None
 
-    def freeze(self) -> bool:
-        """Pack the rules; read-only afterwards. False if rules beyond the cap were cut."""
-        complete = len(self.lines) <= MAX_RULES_PER_GROUP
+    def freeze(self, room: int) -> bool:
+        """Pack the rules, keeping at most ``room``; read-only afterwards.
+
+        Returns False if rules beyond ``room`` were dropped.
+        """
+        complete = len(self.lines) <= room
         if not complete:
-            del self.patterns[MAX_RULES_PER_GROUP:], self.lines[MAX_RULES_PER_GROUP:]
+            del self.patterns[room:], self.lines[room:]
         self.blob = b"\n".join(self.patterns)
         self.patterns = _NO_PATTERNS
         self.lines = array("i", self.lines)
+        self.agent_names = tuple(a.decode("utf-8", "replace") for a in self.agents)
         return complete
 
     def rules(self) -> Iterator[tuple[bool, bytes, int]]:
@@ -234,11 +243,6 @@ class RawGroup:
             (line < 0, value, abs(line))
             for value, line in zip(self.blob.split(b"\n"), self.lines, strict=True)
         )
-
-    @property
-    def agent_names(self) -> tuple[str, ...]:
-        """The user-agent values as written."""
-        return tuple(a.decode("utf-8", "replace") for a in self.agents)
 
     @property
     def tokens(self) -> list[str | None]:
@@ -408,9 +412,7 @@ class RulesBuilder:
         overflow = len(warnings) > MAX_WARNINGS or len(self._long_lines) > MAX_WARNINGS
         if self._long_lines:
             warnings = sorted(warnings + self._long_lines, key=_line_and_code)
-        kept = warnings[:MAX_WARNINGS]
-        if self._file_level:
-            kept = sorted(kept + self._file_level, key=_line_and_code)
+        kept = sorted(warnings[:MAX_WARNINGS] + self._file_level, key=_line_and_code)
         if overflow:
             kept.append((kept[-1][0], W.TOO_MANY_WARNINGS, str(MAX_WARNINGS)))
         return kept
@@ -419,9 +421,12 @@ class RulesBuilder:
         """Freeze what was collected into a :class:`RobotsTxt`."""
         from ._robots import RobotsTxt
 
+        room, cut = MAX_RULES, False
         for group in self._groups:
-            if not group.freeze():
-                self.warn(group.line, W.TOO_MANY_RULES, str(MAX_RULES_PER_GROUP))
+            if not group.freeze(room) and not cut:
+                cut = True  # one warning, at the first group that lost rules
+                self.warn(group.line, W.TOO_MANY_RULES, str(MAX_RULES))
+            room -= len(group.lines)
         return RobotsTxt(
             self._groups,
             policy=self._policy,
