@@ -198,7 +198,7 @@ class RawGroup:
     """
 
     __slots__ = (
-        "agent_names",
+        "_agent_names",
         "agents",
         "blob",
         "crawl_delay",
@@ -212,8 +212,7 @@ class RawGroup:
     def __init__(self, line: int) -> None:
         self.line = line
         self.agents: list[bytes] = []
-        #: The user-agent values as written (decoded once, by freeze()).
-        self.agent_names: tuple[str, ...] = ()
+        self._agent_names: tuple[str, ...] | None = None
         self.patterns: list[bytes] = []
         self.lines: list[int] | array[int] = []
         self.blob = b""
@@ -232,8 +231,14 @@ class RawGroup:
         self.blob = b"\n".join(self.patterns)
         self.patterns = _NO_PATTERNS
         self.lines = array("i", self.lines)
-        self.agent_names = tuple(a.decode("utf-8", "replace") for a in self.agents)
         return complete
+
+    @property
+    def agent_names(self) -> tuple[str, ...]:
+        """The user-agent values as written (decoded on first use, then kept)."""
+        if self._agent_names is None:
+            self._agent_names = tuple(a.decode("utf-8", "replace") for a in self.agents)
+        return self._agent_names
 
     def rules(self) -> Iterator[tuple[bool, bytes, int]]:
         """(allow, raw value, line) for each rule in file order."""
