@@ -261,7 +261,13 @@ async def test_aclose_leaves_no_tasks_and_closes_owned_session(
         await checker.aclose()
         await asyncio.wait_for(asyncio.gather(pending, return_exceptions=True), timeout=5)
         assert not _library_tasks()
-        leftover = {t for t in asyncio.all_tasks() - before if not t.done()}
+        # The test servers' own request handlers run in this loop too and may still
+        # be winding down (Python 3.13 schedules that later); only ours must be gone.
+        leftover = {
+            t
+            for t in asyncio.all_tasks() - before
+            if not t.done() and "RequestHandler" not in t.get_coro().__qualname__
+        }
         assert leftover == set()
         assert len(sessions) == 1
         assert sessions[0].closed
