@@ -186,8 +186,9 @@ class Bucket:
                 heads[literal] = None
         for entries in globs.values():
             entries.reverse()  # back to decision order
-        # startswith() over a tuple is linear in its size: past a few dozen heads the
-        # indexes in best() answer faster than the pre-check (None: no pre-check).
+        # RobotsTxt.allowed() answers most URLs with one startswith() over these heads;
+        # that is linear in the tuple's size, so past a few dozen heads the indexes in
+        # best() answer faster (None: no pre-check).
         self.disallow_heads = tuple(heads) if len(heads) <= _MAX_QUICK_HEADS else None
 
     def _prefix_bounds(self) -> list[Rank]:
@@ -201,11 +202,6 @@ class Bucket:
             best = min(rule.rank for rule in self.prefixes[length].values())
             bounds.append(min(best, bounds[-1]) if bounds else best)
         return bounds[::-1]
-
-    def may_disallow(self, target: str) -> bool:
-        """Cheap pre-check (one C call): could any non-empty Disallow match ``target``?"""
-        heads = self.disallow_heads
-        return heads is None or (bool(heads) and target.startswith(heads))
 
     def best(self, target: str) -> CompiledRule | None:
         """The highest-ranked rule matching ``target`` (longest-match policies)."""

@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
+from typing import Literal
 
 __all__ = [
     "FIRST_MATCH",
@@ -25,7 +22,6 @@ __all__ = [
     "PolicyName",
     "get_policy",
     "normalise_patterns",
-    "pattern_normaliser",
 ]
 
 PolicyName = Literal["google", "google-reference", "rfc9309", "first-match"]
@@ -160,11 +156,6 @@ def rfc_target(target: str) -> str:
     if "*" in target or "$" in target:
         target = target.replace("*", "%2A").replace("$", "%24")
     return target
-
-
-def pattern_normaliser(policy: MatchPolicy) -> Callable[[bytes], str]:
-    """The Allow/Disallow value normaliser ``policy`` uses."""
-    return rfc_pattern if policy.rfc3986 else google_pattern
 
 
 def normalise_patterns(policy: MatchPolicy, blob: bytes) -> list[str]:

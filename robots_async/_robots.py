@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ._agent import product_token
 from ._matcher import EMPTY, Bucket, compile_bucket, decide
-from ._policy import GOOGLE, pattern_normaliser, rfc_target
+from ._policy import GOOGLE, normalise_patterns, rfc_target
 from ._rules import Group, RawGroup, Reason, Rule, Verdict, format_warning
 from ._url import encode_non_ascii, request_target
 
@@ -168,7 +168,7 @@ class RobotsTxt:
         if self._policy.first_match:
             rule = decide(bucket, target, self._policy)
         else:
-            # Inlined Bucket.may_disallow: most URLs are allowed by this one C call.
+            # Most URLs are allowed by this one C call (see Bucket._index).
             heads = bucket.disallow_heads
             if heads is not None and (not heads or not target.startswith(heads)):
                 return True
@@ -288,6 +288,11 @@ class RobotsTxt:
             buckets = self._buckets = {}
         elif token in buckets:
             return buckets[token]
+        # Tokens match case-insensitively: "Googlebot" and "googlebot" share a bucket.
+        canonical = token.lower()
+        if canonical != token and canonical in buckets:
+            bucket = buckets[token] = buckets[canonical]
+            return bucket
         indices = self._indices(token)
         if not indices:
             bucket = None
@@ -300,7 +305,7 @@ class RobotsTxt:
         # Tokens come from the caller: bound the cache (a file has few groups anyway).
         if len(buckets) >= _MAX_CACHED_TOKENS:
             buckets.clear()
-        buckets[token] = bucket
+        buckets[token] = buckets[canonical] = bucket
         return bucket
 
     def _global_indices(self) -> tuple[int, ...]:
@@ -312,8 +317,11 @@ class RobotsTxt:
 
     def _public_group(self, index: int) -> Group:
         raw = self._groups[index]
-        normalise = pattern_normaliser(self._policy)
-        rules = tuple(Rule(allow, normalise(value), line) for allow, value, line in raw.rules())
+        patterns = normalise_patterns(self._policy, raw.blob) if raw.lines else []
+        rules = tuple(
+            Rule(signed < 0, pattern, abs(signed))
+            for pattern, signed in zip(patterns, raw.lines, strict=True)
+        )
         return Group(
             raw.agent_names, rules, raw.line, raw.crawl_delay, raw.request_rate, raw.visit_time
         )

@@ -15,7 +15,7 @@ from datetime import time
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
     from ._policy import MatchPolicy
 
@@ -42,8 +42,6 @@ MAX_WARNINGS: Final = 1_000
 #: only reachable with max_bytes=None (512,000 bytes hold at most ~73,000 rules),
 #: it bounds the memory and compile time of a hostile file.
 MAX_RULES: Final = 100_000
-MAX_RULES_PER_GROUP: Final = MAX_RULES  # the name earlier releases documented
-_FILE_LEVEL: Final = frozenset({"truncated", "truncated-line", "too-many-rules"})
 #: Bytes of a junk line kept in its warning.
 DETAIL_BYTES: Final = 80
 #: The largest Crawl-delay taken as given; larger values are clamped (with a warning).
@@ -78,6 +76,9 @@ class W:
     TOO_MANY_WARNINGS = "too-many-warnings"
     TOO_MANY_RULES = "too-many-rules"
 
+
+# Facts about the whole file: never crowded out by the cap on line warnings.
+_FILE_LEVEL: Final = frozenset({W.TRUNCATED, W.TRUNCATED_LINE, W.TOO_MANY_RULES})
 
 _MESSAGES = {
     W.UNKNOWN_KEY: "unknown directive {!r} ignored",
@@ -239,15 +240,6 @@ class RawGroup:
         if self._agent_names is None:
             self._agent_names = tuple(a.decode("utf-8", "replace") for a in self.agents)
         return self._agent_names
-
-    def rules(self) -> Iterator[tuple[bool, bytes, int]]:
-        """(allow, raw value, line) for each rule in file order."""
-        if not self.lines:
-            return iter(())
-        return (
-            (line < 0, value, abs(line))
-            for value, line in zip(self.blob.split(b"\n"), self.lines, strict=True)
-        )
 
     @property
     def tokens(self) -> list[str | None]:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import robots_async as ra
 from robots_async._policy import rfc_target
-from robots_async._rules import MAX_RULES_PER_GROUP, MAX_WARNINGS
+from robots_async._rules import MAX_RULES, MAX_WARNINGS
 from tests.helpers import parse_chunks, split_at, summary
 
 if TYPE_CHECKING:
@@ -456,19 +456,17 @@ def test_million_rules_in_one_group_keep_the_first_cap() -> None:
     robots, parse_s = timed(lambda: ra.parse(body, max_bytes=None))
     assert isinstance(robots, ra.RobotsTxt)
     (group,) = robots.groups
-    assert len(group.rules) == MAX_RULES_PER_GROUP
-    assert group.rules[-1] == ra.Rule(
-        False, f"/p{MAX_RULES_PER_GROUP - 1}/", MAX_RULES_PER_GROUP + 1
-    )
+    assert len(group.rules) == MAX_RULES
+    assert group.rules[-1] == ra.Rule(False, f"/p{MAX_RULES - 1}/", MAX_RULES + 1)
     assert [(w.line, w.code) for w in robots.warnings] == [(1, "too-many-rules")]
     _, compile_s = timed(lambda: robots.allowed("/warm-up", robots_token="bot"))
-    last_kept = robots.explain(f"/p{MAX_RULES_PER_GROUP - 1}/x", robots_token="bot")
-    assert (last_kept.allowed, last_kept.line) == (False, MAX_RULES_PER_GROUP + 1)
-    assert robots.explain(f"/p{MAX_RULES_PER_GROUP}/", robots_token="bot").reason == "no-match"
+    last_kept = robots.explain(f"/p{MAX_RULES - 1}/x", robots_token="bot")
+    assert (last_kept.allowed, last_kept.line) == (False, MAX_RULES + 1)
+    assert robots.explain(f"/p{MAX_RULES}/", robots_token="bot").reason == "no-match"
     urls = [f"/p{i * 997}/x" for i in range(1000)]
     answers, query_s = timed(lambda: [robots.allowed(u, robots_token="bot") for u in urls])
     assert isinstance(answers, list)
-    assert answers.count(False) == sum(i * 997 < MAX_RULES_PER_GROUP for i in range(1000))
+    assert answers.count(False) == sum(i * 997 < MAX_RULES for i in range(1000))
     report("1M rules", parse_s=parse_s, compile_s=compile_s, queries_1000_s=query_s)
     assert parse_s < 15.0
     assert compile_s < 5.0
@@ -478,10 +476,10 @@ def test_million_rules_in_one_group_keep_the_first_cap() -> None:
 def test_the_rule_cap_counts_the_whole_file() -> None:
     """The cap is per file: a second group past it keeps no rules; one warning, first cut."""
     extra = 5
-    rules = b"Disallow: /x\n" * (MAX_RULES_PER_GROUP + extra)
+    rules = b"Disallow: /x\n" * (MAX_RULES + extra)
     body = b"User-agent: a\n" + rules + b"User-agent: b\n" + rules
     robots = ra.parse(body, max_bytes=None)
-    assert [len(g.rules) for g in robots.groups] == [MAX_RULES_PER_GROUP, 0]
+    assert [len(g.rules) for g in robots.groups] == [MAX_RULES, 0]
     assert [(w.line, w.code) for w in robots.warnings] == [(1, "too-many-rules")]
     assert not robots.allowed("/x", robots_token="a")
     assert robots.allowed("/x", robots_token="b")  # its rules lie beyond the cap
@@ -491,7 +489,7 @@ def test_many_small_groups_cannot_bypass_the_rule_cap() -> None:
     """250,000 one-rule * groups merge into one bucket, still capped at the file limit."""
     body = b"User-agent: *\nDisallow: /x\n" * 250_000
     robots = ra.parse(body, max_bytes=None)
-    assert sum(len(g.rules) for g in robots.groups) == MAX_RULES_PER_GROUP
+    assert sum(len(g.rules) for g in robots.groups) == MAX_RULES
     assert "too-many-rules" in {w.code for w in robots.warnings}
     (answer, seconds) = timed(lambda: robots.allowed("/x", robots_token="bot"))
     assert answer is False
@@ -500,7 +498,7 @@ def test_many_small_groups_cannot_bypass_the_rule_cap() -> None:
 
 def test_hundred_thousand_agent_groups() -> None:
     """100,000 groups parse; a specific agent and an unknown agent are answered promptly."""
-    count = MAX_RULES_PER_GROUP - 1  # one rule each, and the * group's rule still fits
+    count = MAX_RULES - 1  # one rule each, and the * group's rule still fits
     body = b"".join(
         b"User-agent: %s\nDisallow: /x%d\n" % (agent_name(i).encode(), i) for i in range(count)
     )
@@ -538,7 +536,7 @@ def test_groups_merged_for_one_agent_share_the_file_cap() -> None:
     body = b"".join(b"User-agent: *\nDisallow: /p%d/\n" % i for i in range(count))
     robots, parse_s = timed(lambda: ra.parse(body, max_bytes=None))
     assert isinstance(robots, ra.RobotsTxt)
-    kept = MAX_RULES_PER_GROUP
+    kept = MAX_RULES
     verdict, compile_s = timed(lambda: robots.explain(f"/p{kept - 1}/", robots_token="bot"))
     assert isinstance(verdict, ra.Verdict)
     assert (verdict.allowed, verdict.line) == (False, 2 * kept)
@@ -1020,7 +1018,7 @@ def test_warning_count_is_exact_below_and_capped_above(
     assert robots.warnings == ra.parse(body, policy=policy).warnings
 
 
-RULE_FLOOD = b"User-agent: *\n" + b"Disallow: /x\n" * (MAX_RULES_PER_GROUP + 1)
+RULE_FLOOD = b"User-agent: *\n" + b"Disallow: /x\n" * (MAX_RULES + 1)
 
 
 @pytest.mark.parametrize(
