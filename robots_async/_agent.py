@@ -1,8 +1,11 @@
 """Product tokens: what a crawler is called in robots.txt (RFC 9309 §2.2.1).
 
 A crawler sends a full User-Agent header (``MyBot/1.0 (+https://example.org/bot)``)
-but robots.txt groups name a product token (``MyBot``). Tokens are letters, ``-``
-and ``_`` and are compared exactly and case-insensitively, never as substrings.
+but robots.txt groups name a product token (``MyBot``). The token is the crawler's
+name up to the first space or ``/``: real crawlers are called ``360Spider``,
+``MJ12bot`` and ``archive.org_bot``, so digits and dots are kept (RFC 9309 tokens are
+``[A-Za-z_-]+``; :func:`is_valid_token` checks that stricter form). Tokens are
+compared exactly and case-insensitively, never as substrings.
 """
 
 from __future__ import annotations
@@ -11,11 +14,13 @@ import re
 
 from ._errors import InvalidUserAgentError
 
-__all__ = ["is_valid_token", "product_token", "require_token"]
+__all__ = ["crawler_name", "is_valid_token", "product_token", "require_token"]
 
 _TOKEN = re.compile(r"[A-Za-z_-]+")
-_LEADING_TOKEN = re.compile(r"[A-Za-z_-]*")
-_COMPATIBLE = re.compile(r"\bcompatible;\s*([A-Za-z_-]+)", re.IGNORECASE)
+# A name ends at whitespace or "/" (the version); ";", "(", ")" and "," never belong to
+# a name either (they separate User-Agent comments).
+_NAME = re.compile(r"[^\s/;(),]*")
+_COMPATIBLE = re.compile(r"\bcompatible;\s*([^\s/;(),]+)", re.IGNORECASE)
 
 
 def is_valid_token(token: str) -> bool:
@@ -26,22 +31,29 @@ def is_valid_token(token: str) -> bool:
 def product_token(user_agent: str) -> str:
     """Derive the product token from a User-Agent header; ``""`` if there is none.
 
-    ``MyBot/1.0 (+https://x)`` gives ``MyBot``; a browser-style string naming its
-    crawler as ``(compatible; FooBot/2.1; ...)`` gives ``FooBot``, as Googlebot's does.
+    ``MyBot/1.0 (+https://x)`` gives ``MyBot``, ``360Spider/2.0`` gives ``360Spider``;
+    a browser-style string naming its crawler as ``(compatible; FooBot/2.1; ...)``
+    gives ``FooBot``, as Googlebot's does. ``*`` gives ``*`` (it asks for the ``*``
+    group).
     """
     if not isinstance(user_agent, str):
         raise TypeError(f"user_agent must be str, not {type(user_agent).__name__}")
     compatible = _COMPATIBLE.search(user_agent)
     if compatible is not None:
         return compatible.group(1)
-    match = _LEADING_TOKEN.match(user_agent.strip())
+    return crawler_name(user_agent)
+
+
+def crawler_name(text: str) -> str:
+    """The leading name of ``text``: up to the first whitespace, ``/``, ``;``, ``(``..."""
+    match = _NAME.match(text.strip())
     return match.group() if match else ""
 
 
 def require_token(user_agent: str) -> str:
-    """Like :func:`product_token`, but raise when no valid token can be derived.
+    """Like :func:`product_token`, but raise when no token can be derived.
 
-    :raises InvalidUserAgentError: when the header yields no ``[A-Za-z_-]+`` token.
+    :raises InvalidUserAgentError: when the header yields an empty token.
     """
     token = product_token(user_agent)
     if not token:

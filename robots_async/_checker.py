@@ -14,6 +14,7 @@ from ._cache import CacheEntry, CacheStats, RobotsCache
 from ._errors import ClosedError
 from ._fetch_policy import FetchPolicy, Source
 from ._url import Origin
+from ._wire import wire_url
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
     import aiohttp
     from typing_extensions import Self
+    from yarl import URL
 
     from ._fetcher import Fetcher
     from ._outcome import FetchOutcome
@@ -157,11 +159,16 @@ class RobotsChecker:
         """Counters: checks, disallowed, pacing, and the cache's own."""
         return CheckerStats(**self._counts, waited=self._waited, cache=self._cache.stats)
 
-    async def allowed(self, url: str, *, user_agent: str | None = None) -> bool:
+    async def allowed(self, url: str | URL, *, user_agent: str | None = None) -> bool:
         """Return True if ``url`` may be fetched (robots.txt fetched when needed).
+
+        The URL judged is the one aiohttp sends for ``url`` (dot segments resolved,
+        escapes normalised: see ``_wire``), so no spelling of a URL reaches a
+        disallowed path.
 
         :raises InvalidURLError: if ``url`` is not an absolute http(s) URL.
         """
+        url = wire_url(url)
         origin = self._origin(url)
         entry = self._cache.fresh(origin)
         if entry is None:
@@ -172,8 +179,12 @@ class RobotsChecker:
             self._counts["disallowed"] += 1
         return allowed
 
-    async def explain(self, url: str, *, user_agent: str | None = None) -> Decision:
-        """Return the :class:`Decision` for ``url``: verdict, rule, line and provenance."""
+    async def explain(self, url: str | URL, *, user_agent: str | None = None) -> Decision:
+        """Return the :class:`Decision` for ``url``: verdict, rule, line and provenance.
+
+        ``Decision.url`` is the URL as the client sends it (see :meth:`allowed`).
+        """
+        url = wire_url(url)
         origin = self._origin(url)
         entry, from_cache = await self._entry(origin)
         verdict = entry.robots.explain(url, robots_token=self._token_for(user_agent))

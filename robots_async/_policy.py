@@ -1,9 +1,10 @@
 """Matching policies: how lenient the parser is and how a verdict is reached.
 
-``google`` (default) reproduces Google's reference matcher plus two documented
-improvements (raw non-ASCII URLs are %-encoded; /robots.txt is always allowed);
-``google-reference`` is the reference bit for bit; ``rfc9309`` is the RFC
-without Google's leniency and with RFC 3986 normalisation of both sides;
+``google`` (default) reproduces Google's reference matcher plus three documented
+improvements (raw non-ASCII URLs are %-encoded; /robots.txt is always allowed; a
+group naming the crawler exactly is its group); ``google-reference`` is the
+reference bit for bit; ``rfc9309`` is the RFC without Google's leniency, with
+RFC 9309 §2.2.2 normalisation of both sides and RFC 3986 dot-segment removal;
 ``first-match`` is the 1997 draft's reading (first matching rule in file order).
 """
 
@@ -40,7 +41,8 @@ class MatchPolicy:
     whitespace_separator: bool
     #: Google: ``Allow: /d/index.html`` also allows exactly ``/d/``.
     index_html: bool
-    #: RFC 9309 §2.2.2: decode unreserved %XX and upper-case hex on both sides.
+    #: RFC 9309 §2.2.2: decode unreserved %XX and upper-case hex on both sides; RFC
+    #: 3986 §5.2.4 dot-segment removal on the target.
     rfc3986: bool
     #: 1997 draft: the first matching rule in file order decides.
     first_match: bool
@@ -48,6 +50,11 @@ class MatchPolicy:
     encode_raw_url: bool = True
     #: RFC 9309 §2.2.2: /robots.txt is implicitly allowed (the reference disallows it).
     robots_txt_allowed: bool = True
+    #: Improvement over the reference: a group naming the crawler exactly (up to the
+    #: first space or "/") is its group; only without one does Google's cut at the
+    #: first character outside [A-Za-z_-] decide, and an empty token never selects a
+    #: named group (the reference lets "360Spider" and "008" select each other's).
+    exact_agents: bool = True
 
 
 GOOGLE = MatchPolicy(
@@ -61,7 +68,11 @@ GOOGLE = MatchPolicy(
 )
 #: Google's reference matcher bit for bit, without the two improvements of GOOGLE.
 GOOGLE_REFERENCE = replace(
-    GOOGLE, name="google-reference", encode_raw_url=False, robots_txt_allowed=False
+    GOOGLE,
+    name="google-reference",
+    encode_raw_url=False,
+    robots_txt_allowed=False,
+    exact_agents=False,
 )
 RFC9309 = MatchPolicy(
     name="rfc9309",
@@ -151,11 +162,43 @@ def rfc_pattern(value: bytes) -> str:
 
 
 def rfc_target(target: str) -> str:
-    """Normalise a request target for the RFC policies (see :func:`rfc_pattern`)."""
-    target = rfc3986_normalise(target)
+    """Normalise a request target for the RFC policies (see :func:`rfc_pattern`).
+
+    Unreserved escapes are decoded first, so ``/%2E%2E/x`` loses its dot segment too.
+    """
+    target = remove_dot_segments(rfc3986_normalise(target))
     if "*" in target or "$" in target:
         target = target.replace("*", "%2A").replace("$", "%24")
     return target
+
+
+def remove_dot_segments(target: str) -> str:
+    """RFC 3986 §5.2.4 on the path of ``target`` (the query is left alone).
+
+    ``/a/b/c/./../../g`` becomes ``/a/g``: what a client that normalises the URL puts
+    on the wire, so a rule for ``/private`` also governs ``/x/../private``.
+    """
+    path, mark, query = target.partition("?")
+    if "." not in path:
+        return target
+    output: list[str] = []
+    segments = path.split("/")
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == "..":
+            if len(output) > 1:
+                output.pop()
+            if last:
+                output.append("")
+        elif segment == ".":
+            if last:
+                output.append("")
+        else:
+            output.append(segment)
+    normalised = "/".join(output)
+    if not normalised.startswith("/"):
+        normalised = "/" + normalised
+    return normalised + mark + query
 
 
 def normalise_patterns(policy: MatchPolicy, blob: bytes) -> list[str]:

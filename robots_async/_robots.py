@@ -12,6 +12,8 @@ from ._rules import Group, RawGroup, Reason, Rule, Verdict, format_warning
 from ._url import encode_non_ascii, request_target
 
 if TYPE_CHECKING:
+    from yarl import URL
+
     from ._policy import MatchPolicy
     from ._rules import CleanParam, ParseWarning, RequestRate, VisitTime
 
@@ -37,6 +39,7 @@ class RobotsTxt:
     __slots__ = (
         "_buckets",
         "_clean_params",
+        "_exact",
         "_global",
         "_global_bucket",
         "_google_like",
@@ -81,6 +84,7 @@ class RobotsTxt:
             and not policy.first_match
         )
         self._index: dict[str, tuple[int, ...]] | None = None
+        self._exact: dict[str, tuple[int, ...]] = {}
         self._global: tuple[int, ...] = ()
         self._buckets: dict[str, Bucket | None] | None = None
         self._global_bucket: Bucket | None = None
@@ -142,9 +146,13 @@ class RobotsTxt:
         return self._public_groups
 
     def allowed(
-        self, url: str, *, user_agent: str | None = None, robots_token: str | None = None
+        self, url: str | URL, *, user_agent: str | None = None, robots_token: str | None = None
     ) -> bool:
-        """Return True if the agent may fetch ``url`` (absolute URL or path)."""
+        """Return True if the agent may fetch ``url`` (absolute URL or path).
+
+        ``url`` is matched with the policy's own semantics, as written; a checker
+        first turns it into the URL its HTTP client sends (see RobotsChecker).
+        """
         if robots_token is None and user_agent is not None:
             token = _token_of(user_agent)
         else:
@@ -176,7 +184,7 @@ class RobotsTxt:
         return rule is None or rule.allow or rule.kind == EMPTY
 
     def explain(
-        self, url: str, *, user_agent: str | None = None, robots_token: str | None = None
+        self, url: str | URL, *, user_agent: str | None = None, robots_token: str | None = None
     ) -> Verdict:
         """Return the :class:`Verdict` for ``url``: the deciding rule, line and group."""
         target = self._target(url)
@@ -238,7 +246,7 @@ class RobotsTxt:
             f"sitemaps={len(self._sitemaps)} policy={self._policy.name!r}>"
         )
 
-    def _target(self, url: str) -> str:
+    def _target(self, url: str | URL) -> str:
         target = request_target(url)
         policy = self._policy
         if policy.encode_raw_url and not target.isascii():
@@ -256,23 +264,42 @@ class RobotsTxt:
         return _token_of(user_agent)
 
     def _agent_index(self) -> dict[str, tuple[int, ...]]:
-        """token -> indices of the groups naming it; built on the first question."""
+        """token -> indices of the groups naming it; built on the first question.
+
+        Also builds ``_exact`` (full names, see MatchPolicy.exact_agents) and
+        ``_global`` (the ``*`` groups).
+        """
         if self._index is None:
             index: dict[str, dict[int, None]] = {}
+            exact: dict[str, dict[int, None]] = {}
             global_groups: dict[int, None] = {}
+            exact_agents = self._policy.exact_agents
             for i, group in enumerate(self._groups):
                 for token in group.tokens:
                     if token is None:
                         global_groups[i] = None
                     else:
                         index.setdefault(token, {})[i] = None
+                if exact_agents:
+                    for name in group.names:
+                        exact.setdefault(name, {})[i] = None
             self._global = tuple(global_groups)
+            self._exact = {name: tuple(groups) for name, groups in exact.items()}
             self._index = {token: tuple(groups) for token, groups in index.items()}
         return self._index
 
     def _indices(self, token: str) -> tuple[int, ...]:
         """Group indices for a token: its specific groups, else the ``*`` groups."""
-        indices = self._agent_index().get(token.lower())
+        index = self._agent_index()
+        canonical = token.lower()
+        if not self._policy.exact_agents:
+            indices = index.get(canonical)  # the reference: "" selects "" groups too
+        elif canonical:
+            indices = self._exact.get(canonical)
+            if indices is None:
+                indices = index.get(canonical)
+        else:
+            indices = None  # an empty token never selects a named group
         if indices is None:
             indices = self._global
         # The 1997 draft: only the first matching record applies.

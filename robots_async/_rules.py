@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import time
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
+from ._agent import crawler_name
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -56,7 +58,8 @@ _NUMBER = re.compile(rb"\d+(?:\.\d*)?|\.\d+")
 _RATE = re.compile(
     rb"(\d{1,9})(?!\d)\s*/\s*(\d{1,9}(?:\.\d{1,9})?)(?![\d.])\s*([smhd]?)", re.IGNORECASE
 )
-_VISIT = re.compile(rb"(\d\d):?(\d\d)\s*-\s*(\d\d):?(\d\d)")
+# "0200-0630", "02:00 - 06:30" and the space-separated "0200 0630" seen in real files.
+_VISIT = re.compile(rb"(\d\d):?(\d\d)\s*(?:-|\s)\s*(\d\d):?(\d\d)")
 _UNITS = {b"": 1, b"s": 1, b"m": 60, b"h": 3600, b"d": 86400}
 
 
@@ -119,10 +122,14 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class RequestRate:
-    """``Request-rate: n/T``: at most ``requests`` per ``seconds``."""
+    """``Request-rate: n/T [HHMM-HHMM]``: at most ``requests`` per ``seconds``.
+
+    ``window`` is the optional UTC time window the rate applies in.
+    """
 
     requests: int
     seconds: float
+    window: VisitTime | None = None
 
     @property
     def delay(self) -> float:
@@ -246,6 +253,12 @@ class RawGroup:
         """Lower-cased product tokens of the agents; None stands for ``*``."""
         return [agent_token(a) for a in self.agents]
 
+    @property
+    def names(self) -> list[str]:
+        """Lower-cased names of the agents up to the first space or ``/`` (non-empty)."""
+        names = (crawler_name(a).lower() for a in self.agent_names)
+        return [name for name in names if name and name != "*"]
+
 
 _NO_PATTERNS: list[bytes] = []
 
@@ -359,7 +372,7 @@ class RulesBuilder:
         match = _NUMBER.match(value)
         delay = float(match.group()) if match else math.nan
         if not math.isfinite(delay):
-            self.warn(line, W.INVALID_VALUE, f"Crawl-delay {value!r}")
+            self.warn(line, W.INVALID_VALUE, f"Crawl-delay {_shown(value)}")
             return
         if delay > MAX_CRAWL_DELAY:
             self.warn(line, W.INVALID_VALUE, f"Crawl-delay {delay} clamped to {MAX_CRAWL_DELAY}")
@@ -373,20 +386,19 @@ class RulesBuilder:
         group = self._group_for_extension(line, "Request-rate")
         rate = _parse_rate(value)
         if rate is None:
-            self.warn(line, W.INVALID_VALUE, f"Request-rate {value[:DETAIL_BYTES]!r}")
+            self.warn(line, W.INVALID_VALUE, f"Request-rate {_shown(value)}")
         elif group is not None:
-            group.request_rate = rate
+            # Several Request-rate lines in one group: the slowest is kept, as for
+            # Crawl-delay (the most polite reading).
+            current = group.request_rate
+            if current is None or rate.delay > current.delay:
+                group.request_rate = rate
 
     def _visit_time(self, line: int, value: bytes) -> None:
         group = self._group_for_extension(line, "Visit-time")
-        match = _VISIT.match(value)
-        try:
-            if match is None:
-                raise ValueError(value)
-            h1, m1, h2, m2 = (int(g) for g in match.groups())
-            window = VisitTime(time(h1, m1), time(h2, m2))
-        except ValueError:
-            self.warn(line, W.INVALID_VALUE, f"Visit-time {value!r}")
+        window = _parse_window(value)
+        if window is None:
+            self.warn(line, W.INVALID_VALUE, f"Visit-time {_shown(value)}")
             return
         if group is not None:
             group.visit_time = window
@@ -444,7 +456,26 @@ def _parse_rate(value: bytes) -> RequestRate | None:
     seconds *= _UNITS[match.group(3).lower()]
     if requests == 0 or seconds == 0 or not math.isfinite(seconds):
         return None
-    return RequestRate(requests, seconds)
+    rest = value[match.end() :].strip()
+    window = _parse_window(rest) if rest else None
+    return RequestRate(requests, seconds, window)
+
+
+def _parse_window(value: bytes) -> VisitTime | None:
+    """``HHMM-HHMM`` (or ``HH:MM - HH:MM``, ``HHMM HHMM``) as a VisitTime, else None."""
+    match = _VISIT.match(value)
+    if match is None:
+        return None
+    h1, m1, h2, m2 = (int(g) for g in match.groups())
+    try:
+        return VisitTime(time(h1, m1), time(h2, m2))
+    except ValueError:  # 2500-9999 and the like
+        return None
+
+
+def _shown(value: bytes) -> str:
+    """A directive value for a warning message: text, not a bytes repr."""
+    return repr(value[:DETAIL_BYTES].decode("utf-8", "replace"))
 
 
 def _line_and_code(warning: tuple[int, str, str | bytes]) -> tuple[int, str]:

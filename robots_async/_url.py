@@ -7,12 +7,15 @@ what Google's reference reduces it to (GetPathParamsQuery): path, params and que
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import SplitResult, quote, urlsplit
 
 from ._errors import InvalidURLError
 
-__all__ = ["Origin", "encode_non_ascii", "request_target", "robots_url"]
+if TYPE_CHECKING:
+    from yarl import URL
+
+__all__ = ["Origin", "encode_non_ascii", "request_target", "robots_url", "url_text"]
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _NON_ASCII = re.compile("[^\x00-\x7f]+")
@@ -35,12 +38,13 @@ class Origin(NamedTuple):
     port: int
 
     @classmethod
-    def from_url(cls, url: str) -> Origin:
-        """Return the origin of an absolute http(s) URL.
+    def from_url(cls, url: str | URL) -> Origin:
+        """Return the origin of an absolute http(s) URL (a str or a ``yarl.URL``).
 
         :raises InvalidURLError: relative URL, other scheme, bad host or port.
         """
-        return _origin_of(_split_absolute(url), url)
+        text = url_text(url)
+        return _origin_of(_split_absolute(text), text)
 
     @property
     def robots_url(self) -> str:
@@ -54,7 +58,7 @@ class Origin(NamedTuple):
         return f"{self.scheme}://{host}:{self.port}"
 
 
-def robots_url(url: str) -> str:
+def robots_url(url: str | URL) -> str:
     """Return the robots.txt URL governing ``url`` (userinfo, path and query dropped).
 
     :raises InvalidURLError: when ``url`` is not an absolute http(s) URL.
@@ -62,9 +66,21 @@ def robots_url(url: str) -> str:
     return Origin.from_url(url).robots_url
 
 
+def url_text(url: object) -> str:
+    """``url`` as text: a str as it is, a ``yarl.URL`` as the encoded URL it sends.
+
+    yarl is not imported here (the core stays free of the HTTP stack): a yarl URL is
+    recognised by its type's module, and ``str()`` of it is its normalised, encoded
+    form, which is what aiohttp puts on the wire.
+    """
+    if isinstance(url, str):
+        return url
+    if type(url).__module__.partition(".")[0] == "yarl":
+        return str(url)
+    raise TypeError(f"url must be str or yarl.URL, not {type(url).__name__}")
+
+
 def _split_absolute(url: str) -> SplitResult:
-    if not isinstance(url, str):
-        raise TypeError(f"url must be str, not {type(url).__name__}")
     try:
         parts = urlsplit(url.strip())
     except ValueError as exc:
@@ -102,14 +118,14 @@ def _normalise_host(host: str, url: str) -> str:
         raise InvalidURLError(url, f"invalid international host name ({exc})") from exc
 
 
-def request_target(url: str) -> str:
+def request_target(url: str | URL) -> str:
     """Reduce a URL to path + params + query, as Google's matcher does.
 
     Scheme, userinfo, host, port and fragment are dropped without validation; the
     result always starts with ``/``. Relative input is accepted (``a/b`` gives ``/b``).
     """
     if not isinstance(url, str):
-        raise TypeError(f"url must be str, not {type(url).__name__}")
+        url = url_text(url)
     common = _HTTP_TARGET.match(url)
     if common is not None:  # the usual absolute http(s) URL: one regex, same result
         path = common.group(1)

@@ -2,7 +2,10 @@
 
 Under ``google-reference`` every case must give the reference's verdict and matching
 line. Under ``google`` only the documented improvements may change an answer:
-/robots.txt is always allowed, and raw non-ASCII in a URL is %-encoded first.
+/robots.txt is always allowed, raw non-ASCII in a URL is %-encoded first, a group
+naming the crawler exactly is its group, and an empty token never selects a named
+group. Each difference is classified (tests/conformance/test_improvements.py does the
+same over the real corpus).
 """
 
 from __future__ import annotations
@@ -32,11 +35,41 @@ def _allowed(case: dict[str, Any], policy: str) -> bool:
     return robots.allowed(case["url"], robots_token=case["agent"])
 
 
-# The only cases on which "google" may differ from the reference: a /robots.txt URL
-# that the reference disallows (RFC 9309 §2.2.2; google_semantics.md item 42).
-EXPECTED_GOOGLE_DIFFERENCES = {
-    case["id"] for case in CASES if _is_robots_txt(case) and not case["allowed"]
-}
+# The documented improvements of "google" over the reference, each a class of case.
+IMPROVEMENTS = ("robots-txt", "exact-name", "empty-token", "encoded-url")
+
+
+def improvement_class(body: bytes, token: str, url: str) -> str | None:
+    """Which documented improvement lets ``google`` differ here; None if none may."""
+    if ra.request_target(url) == "/robots.txt":
+        return "robots-txt"  # RFC 9309 §2.2.2 (google_semantics.md item 42)
+    google = ra.parse(body, policy="google", max_bytes=None)
+    reference = ra.parse(body, policy="google-reference", max_bytes=None)
+    chosen = google.groups_for(robots_token=token)
+    if chosen != reference.groups_for(robots_token=token):
+        if not token:  # an empty token gets the "*" groups, never a named one
+            return "empty-token" if chosen == google.groups_for(robots_token="*") else None
+        # Otherwise every group chosen must name the crawler exactly (up to " " or "/").
+        names_it = all(
+            any(ra.product_token(agent).lower() == token.lower() for agent in group.agents)
+            for group in chosen
+        )
+        return "exact-name" if chosen and names_it else None
+    if not url.isascii():
+        return "encoded-url"
+    return None
+
+
+def _differences(cases: list[dict[str, Any]]) -> dict[str, str | None]:
+    """id -> improvement class, for every case where google differs from the reference."""
+    found = {}
+    for case in cases:
+        verdict = _verdict(case, "google")
+        reference = _verdict(case, "google-reference")
+        if (verdict.allowed, verdict.line) != (reference.allowed, reference.line):
+            found[case["id"]] = improvement_class(case_body(case), case["agent"], case["url"])
+    return found
+
 
 # Disagreement rows with a raw non-ASCII URL, and the answer once it is %-encoded:
 # id -> (allowed, line).
@@ -64,25 +97,34 @@ def test_reference_policy_matches_google(case: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_google_policy_matches_google(case: dict[str, Any]) -> None:
-    """google gives the reference answer, except that /robots.txt is always allowed."""
+    """google gives the reference answer, except where a documented improvement applies."""
     verdict = _verdict(case, "google")
-    if _is_robots_txt(case):
+    assert _allowed(case, "google") is verdict.allowed
+    if (verdict.allowed, verdict.line) == (case["allowed"], case["line"]):
+        return
+    kind = improvement_class(case_body(case), case["agent"], case["url"])
+    assert kind in IMPROVEMENTS
+    if kind == "robots-txt":
         assert verdict.allowed is True
         assert verdict.reason == "robots-txt"
-    else:
-        assert (verdict.allowed, verdict.line) == (case["allowed"], case["line"])
-    assert _allowed(case, "google") is verdict.allowed
+    elif kind == "empty-token":
+        # An empty token gets the "*" groups, never a group it does not name.
+        robots = ra.parse(case_body(case), policy="google", max_bytes=None)
+        star = robots.groups_for(robots_token="*")
+        assert robots.groups_for(robots_token=case["agent"]) == star
 
 
-def test_google_policy_differs_only_on_robots_txt() -> None:
-    """Exactly the expected cases differ between google and google-reference."""
-    differing = set()
-    for case in CASES:
-        verdict = _verdict(case, "google")
-        if (verdict.allowed, verdict.line) != (case["allowed"], case["line"]):
-            differing.add(case["id"])
-    assert differing == EXPECTED_GOOGLE_DIFFERENCES
-    assert len(differing) == 1
+def test_google_policy_differences_are_all_classified() -> None:
+    """Exactly these reference cases differ under google, each in a documented class."""
+    assert _differences(CASES) == {
+        "x:url[https://example.com/robots.txt|/robots.txt$]": "robots-txt",
+        # "User-agent: Googlebot2" names the crawler Googlebot2 exactly.
+        "x:ua_value[Googlebot2|Googlebot2]": "exact-name",
+        "x:ua_value[Bötbot|Bötbot]": "exact-name",
+        # The reference's quirk: an empty agent selects "User-agent:" and "*bot" groups.
+        "x:ua_query_empty_vs_empty_line": "empty-token",
+        "x:ua_query_empty_vs_starfoo": "empty-token",
+    }
 
 
 @pytest.mark.parametrize("row", DISAGREEMENTS, ids=[r["id"] for r in DISAGREEMENTS])

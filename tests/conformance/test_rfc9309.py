@@ -542,3 +542,40 @@ def test_first_match_uses_only_the_first_group(token: str) -> None:
     assert first.allowed("/y", robots_token=token)
     assert len(first.groups_for(robots_token=token)) == 1
     assert not allowed(body, "/y", token, "google")
+
+
+@pytest.mark.parametrize(
+    ("target", "normalised"),
+    [
+        # RFC 3986 §5.2.4's own examples of remove_dot_segments.
+        ("/a/b/c/./../../g", "/a/g"),
+        ("/mid/content=5/../6", "/mid/6"),
+        # And the forms a crawler meets (RFC 3986 §5.4.2 abnormal examples included).
+        ("/./private/d", "/private/d"),
+        ("/x/../private/e", "/private/e"),
+        ("/../../private", "/private"),
+        ("/a/.", "/a/"),
+        ("/a/b/..", "/a/"),
+        ("/%2E%2E/private", "/private"),
+        ("/.%2e/private", "/private"),
+        ("/a?next=../private", "/a?next=../private"),
+    ],
+)
+def test_2_2_2_dot_segments_removed_under_rfc9309(target: str, normalised: str) -> None:
+    """rfc9309 normalises the target as RFC 3986 does: unreserved escapes, dot segments."""
+    from robots_async._policy import rfc_target
+
+    assert rfc_target(target) == normalised
+    body = f"User-agent: *\nDisallow: {normalised.partition('?')[0]}$\n"
+    if "?" not in target:
+        assert not allowed(body, target, "bot", "rfc9309")
+        assert not allowed(body, target, "bot", "first-match")
+
+
+def test_2_2_2_dot_segments_kept_under_google() -> None:
+    """google matches the URL as written, as Google's reference does (the checker
+    resolves dot segments first, because that is what its client sends)."""
+    body = "User-agent: *\nDisallow: /private\n"
+    assert allowed(body, "/x/../private", "bot", "google")
+    assert allowed(body, "/x/../private", "bot", "google-reference")
+    assert not allowed(body, "/x/../private", "bot", "rfc9309")

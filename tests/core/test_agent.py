@@ -36,8 +36,12 @@ GOOGLEBOT_CLASSIC = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.
         ("  MyBot/1.0", "MyBot"),
         ("MyBot", "MyBot"),
         ("", ""),
-        ("123bot", ""),
-        ("*", ""),
+        ("123bot", "123bot"),
+        ("360Spider/2.0 (+http://webscan.360.cn)", "360Spider"),
+        ("MJ12bot/v1.4.8 (http://mj12bot.com/)", "MJ12bot"),
+        ("archive.org_bot", "archive.org_bot"),
+        ("Mozilla/5.0 (compatible; MJ12bot/v1.4.8; http://mj12bot.com/)", "MJ12bot"),
+        ("*", "*"),
         ("/1.0", ""),
     ],
     ids=[
@@ -57,12 +61,16 @@ GOOGLEBOT_CLASSIC = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.
         "bare",
         "empty",
         "digits-first",
+        "360spider",
+        "mj12bot",
+        "archive-org",
+        "compatible-digits",
         "star",
         "slash-first",
     ],
 )
 def test_product_token(user_agent: str, token: str) -> None:
-    """The product token is the crawler's name in the header; "" when there is none."""
+    """The product token is the crawler's name up to the first space or "/"."""
     assert ra.product_token(user_agent) == token
 
 

@@ -473,7 +473,11 @@ def test_priority_matches_brute_force_reference(case: tuple[list[tuple[str, str]
 
 
 def reference_first_match(lines: list[tuple[str, str]], token: str, path: str) -> tuple[bool, int]:
-    """The 1997 reading: first group naming the agent (else first ``*`` group), first rule."""
+    """The 1997 reading: first group naming the agent (else first ``*`` group), first rule.
+
+    A group names the agent exactly (full name) or, without such a group, by Google's
+    reduction of its value to a leading ``[A-Za-z_-]`` run.
+    """
     groups: list[tuple[list[str], list[tuple[str, str, int]]]] = []
     for number, (kind, value) in enumerate(lines, start=1):
         if kind == "user-agent":
@@ -495,7 +499,16 @@ def reference_first_match(lines: list[tuple[str, str]], token: str, path: str) -
     def is_global(agents: list[str]) -> bool:
         return any(v == "*" or (v[:1] == "*" and v[1:2].isspace()) for v in agents)
 
-    chosen = next((g for g in groups if names_token(g[0])), None)
+    def names_exactly(agents: list[str]) -> bool:
+        # The default policies' improvement: the full name (up to a space or "/") first.
+        names = (re.match(r"[^\s/;(),]*", v.strip()) for v in agents)
+        return any(n is not None and n.group().lower() == token.lower() for n in names)
+
+    chosen = None
+    if token:  # an empty token never selects a named group
+        chosen = next((g for g in groups if names_exactly(g[0])), None)
+        if chosen is None:
+            chosen = next((g for g in groups if names_token(g[0])), None)
     if chosen is None:
         chosen = next((g for g in groups if is_global(g[0])), None)
     for kind, value, number in chosen[1] if chosen else []:
@@ -586,8 +599,8 @@ def second_agent(text: str) -> str:
 
 
 def test_corpus_is_present() -> None:
-    """The differential corpus holds the 27 real robots.txt files."""
-    assert len(CORPUS_FILES) == 27
+    """The differential corpus holds the 32 real robots.txt files."""
+    assert len(CORPUS_FILES) == 32
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=[p.name for p in CORPUS_FILES])
@@ -599,7 +612,7 @@ def test_corpus_agrees_with_google_cpp(path: object) -> None:
     urls = corpus_urls(text, path.name)  # type: ignore[attr-defined]
     assert len(urls) >= 20
     mismatches = []
-    for agent in ("Googlebot", second_agent(text)):
+    for agent in ("Googlebot", second_agent(text), "360Spider", "008", ""):
         for url in urls:
             matcher = googlebot.RobotsMatcher()
             expected = (matcher.OneAgentAllowedByRobots(text, agent, url), matcher.matching_line())
