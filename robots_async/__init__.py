@@ -28,6 +28,7 @@ from ._robots import RobotsTxt
 from ._rules import CleanParam, Group, ParseWarning, RequestRate, Rule, Verdict, VisitTime
 from ._store import Lease, MemoryStore, RobotsStore, StoredRobots
 from ._url import Origin, request_target, robots_url
+from ._usage import UsagePreferences, UsageRule, combine_usage, usage_from_header
 
 if TYPE_CHECKING:
     from ._fetcher import AiohttpFetcher, Fetcher
@@ -73,15 +74,19 @@ __all__ = [
     "Rule",
     "StoreError",
     "StoredRobots",
+    "UsagePreferences",
+    "UsageRule",
     "Verdict",
     "VisitTime",
     "__version__",
+    "combine_usage",
     "is_valid_token",
     "parse",
     "product_token",
     "request_target",
     "require_token",
     "robots_url",
+    "usage_from_header",
 ]
 
 # A library leaves log output to the application (see the logging HOWTO).

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ._outcome import FetchOutcome
     from ._policy import MatchPolicy
     from ._rules import RequestRate, Verdict
+    from ._usage import UsagePreferences
     from ._store import RobotsStore
 
 __all__ = ["CheckerStats", "Decision", "RobotsChecker"]
@@ -51,6 +52,8 @@ class Decision:
     fetched_at: float
     expires_at: float
     outcome: FetchOutcome
+    #: AI usage preferences from robots.txt's Content-Usage rules (None: disallowed).
+    usage: UsagePreferences | None = None
 
     @property
     def allowed(self) -> bool:
@@ -187,7 +190,8 @@ class RobotsChecker:
         url = wire_url(url)
         origin = self._origin(url)
         entry, from_cache = await self._entry(origin)
-        verdict = entry.robots.explain(url, robots_token=self._token_for(user_agent))
+        token = self._token_for(user_agent)
+        verdict = entry.robots.explain(url, robots_token=token)
         self._counts["checks"] += 1
         if not verdict.allowed:
             self._counts["disallowed"] += 1
@@ -200,7 +204,21 @@ class RobotsChecker:
             entry.fetched_at,
             entry.expires_at,
             entry.outcome,
+            entry.robots.usage(url, robots_token=token) if verdict.allowed else None,
         )
+
+    async def usage(
+        self, url: str | URL, *, user_agent: str | None = None
+    ) -> UsagePreferences | None:
+        """AI usage preferences for ``url`` from robots.txt (draft-ietf-aipref-attach).
+
+        None when ``url`` may not be fetched at all; combine with the response's own
+        ``Content-Usage`` header with :func:`robots_async.usage_from_header` and
+        :func:`robots_async.combine_usage`.
+        """
+        url = wire_url(url)
+        entry, _ = await self._entry(self._origin(url))
+        return entry.robots.usage(url, robots_token=self._token_for(user_agent))
 
     async def robots(self, url: str) -> CacheEntry:
         """The cache entry (rules, source, outcome, times) for ``url``'s origin."""

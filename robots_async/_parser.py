@@ -15,6 +15,7 @@ from ._policy import MatchPolicy, get_policy
 from ._rules import (
     ALLOW,
     CLEAN_PARAM,
+    CONTENT_USAGE,
     CRAWL_DELAY,
     DETAIL_BYTES,
     DISALLOW,
@@ -58,6 +59,8 @@ _EXTENSIONS: Final = {
     b"visit-time": VISIT_TIME,
     b"host": HOST,
     b"clean-param": CLEAN_PARAM,
+    # draft-ietf-aipref-attach: AI usage preferences; never used for Allow/Disallow.
+    b"content-usage": CONTENT_USAGE,
 }
 # Google's key spellings in the order its parser tests them (matched by prefix).
 _GOOGLE_PREFIXES: Final = (

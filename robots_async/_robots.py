@@ -6,10 +6,19 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._agent import product_token
-from ._matcher import EMPTY, Bucket, compile_bucket, decide
+from ._matcher import (
+    EMPTY,
+    Bucket,
+    CompiledRule,
+    compile_bucket,
+    compile_rule,
+    decide,
+    rule_matches,
+)
 from ._policy import GOOGLE, normalise_patterns, rfc_target
 from ._rules import Group, RawGroup, Reason, Rule, Verdict, format_warning
 from ._url import encode_non_ascii, request_target
+from ._usage import UsagePreferences, UsageRule, combine_usage
 
 if TYPE_CHECKING:
     from yarl import URL
@@ -51,6 +60,7 @@ class RobotsTxt:
         "_sitemaps",
         "_synthetic",
         "_truncated",
+        "_usage",
         "_warnings",
     )
 
@@ -89,6 +99,7 @@ class RobotsTxt:
         self._buckets: dict[str, Bucket | None] | None = None
         self._global_bucket: Bucket | None = None
         self._public_groups: tuple[Group, ...] | None = None
+        self._usage: dict[tuple[int, ...], list[tuple[CompiledRule, UsagePreferences]]] = {}
 
     @classmethod
     def allow_all(cls) -> RobotsTxt:
@@ -204,6 +215,31 @@ class RobotsTxt:
         else:
             reason = "allow" if rule.allow else "disallow"
         return Verdict(reason != "disallow", reason, rule.rule, rule.line, agents, token)
+
+    def usage(
+        self, url: str | URL, *, user_agent: str | None = None, robots_token: str | None = None
+    ) -> UsagePreferences | None:
+        """AI usage preferences for ``url`` (the ``Content-Usage`` rules), or None.
+
+        None when the agent may not fetch ``url`` at all: a URL that may not be
+        crawled has no usage preference (draft-ietf-aipref-attach §4). Otherwise the
+        longest matching rule's preference (encoded path length, as for Allow/
+        Disallow); rules of equal length combine, the most restrictive winning.
+        Without a matching rule every category is "unknown".
+        """
+        token = self._token(user_agent, robots_token)
+        if not self.allowed(url, robots_token=token):
+            return None
+        target = self._target(url)
+        best = -1
+        chosen: list[UsagePreferences] = []
+        for compiled, reading in self._usage_rules(token):
+            priority = compiled.priority
+            if priority >= best and rule_matches(compiled, target):
+                if priority > best:
+                    best, chosen = priority, []
+                chosen.append(reading)
+        return combine_usage(*chosen) if chosen else UsagePreferences()
 
     def crawl_delay(
         self, *, user_agent: str | None = None, robots_token: str | None = None
@@ -335,6 +371,36 @@ class RobotsTxt:
         buckets[token] = buckets[canonical] = bucket
         return bucket
 
+    def _usage_rules(self, token: str) -> list[tuple[CompiledRule, UsagePreferences]]:
+        """The agent's Content-Usage rules, compiled once per set of groups."""
+        indices = self._indices(token)
+        rules = self._usage.get(indices)
+        if rules is None:
+            rules = []
+            for index in indices:
+                for rule in self._usage_of(index):
+                    compiled = compile_rule(rule[0].path, True, rule[0].line, index)
+                    rules.append((compiled, rule[1]))
+            self._usage[indices] = rules
+        return rules
+
+    def _usage_of(self, index: int) -> list[tuple[UsageRule, UsagePreferences]]:
+        """A group's Content-Usage rules, path patterns normalised by the policy."""
+        raw = self._groups[index].usage or []
+        found = []
+        for path, text, reading, line in raw:
+            pattern = normalise_patterns(self._policy, path)[0] if path else ""
+            rule = UsageRule(pattern, text, line)
+            found.append(
+                (
+                    rule,
+                    UsagePreferences(
+                        reading.train_ai, reading.search, reading.unknown_labels, (rule,)
+                    ),
+                )
+            )
+        return found
+
     def _global_indices(self) -> tuple[int, ...]:
         self._agent_index()
         return self._global[:1] if self._policy.first_match else self._global
@@ -349,6 +415,13 @@ class RobotsTxt:
             Rule(signed < 0, pattern, abs(signed))
             for pattern, signed in zip(patterns, raw.lines, strict=True)
         )
+        usage = tuple(rule for rule, _ in self._usage_of(index))
         return Group(
-            raw.agent_names, rules, raw.line, raw.crawl_delay, raw.request_rate, raw.visit_time
+            raw.agent_names,
+            rules,
+            raw.line,
+            raw.crawl_delay,
+            raw.request_rate,
+            raw.visit_time,
+            usage,
         )

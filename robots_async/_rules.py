@@ -15,6 +15,7 @@ from datetime import time
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 from ._agent import crawler_name
+from ._usage import UsagePreferences, UsageRule, parse_preference
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -35,7 +36,7 @@ __all__ = [
 # Directive kinds; the tokenizer maps key spellings to them. DISALLOW and ALLOW are
 # the two smallest so that "is a rule" is one comparison on the hot path.
 DISALLOW, ALLOW, USER_AGENT, SITEMAP = 0, 1, 2, 3
-CRAWL_DELAY, REQUEST_RATE, VISIT_TIME, HOST, CLEAN_PARAM = 4, 5, 6, 7, 8
+CRAWL_DELAY, REQUEST_RATE, VISIT_TIME, HOST, CLEAN_PARAM, CONTENT_USAGE = 4, 5, 6, 7, 8, 9
 UNKNOWN = 99
 
 #: Warnings kept per file; a hostile file cannot grow memory through them.
@@ -78,6 +79,8 @@ class W:
     RELATIVE_SITEMAP = "relative-sitemap"
     TOO_MANY_WARNINGS = "too-many-warnings"
     TOO_MANY_RULES = "too-many-rules"
+    CONTENT_USAGE = "content-usage"
+    USAGE_PATH = "usage-path"
 
 
 # Facts about the whole file: never crowded out by the cap on line warnings.
@@ -96,6 +99,8 @@ _MESSAGES = {
     W.RELATIVE_SITEMAP: "sitemap URL is not absolute: {!r}",
     W.TOO_MANY_WARNINGS: "more than {} warnings; the rest were not recorded",
     W.TOO_MANY_RULES: "more than {} rules in the file; the rest were ignored",
+    W.CONTENT_USAGE: "Content-Usage: {}",
+    W.USAGE_PATH: "Content-Usage path must start with '/'; read as a preference: {!r}",
 }
 
 
@@ -164,6 +169,8 @@ class Group:
     crawl_delay: float | None = None
     request_rate: RequestRate | None = None
     visit_time: VisitTime | None = None
+    #: Content-Usage rules (AI usage preferences), path patterns normalised.
+    usage: tuple[UsageRule, ...] = ()
 
 
 Reason = Literal[
@@ -214,6 +221,7 @@ class RawGroup:
         "lines",
         "patterns",
         "request_rate",
+        "usage",
         "visit_time",
     )
 
@@ -227,6 +235,8 @@ class RawGroup:
         self.crawl_delay: float | None = None
         self.request_rate: RequestRate | None = None
         self.visit_time: VisitTime | None = None
+        #: Content-Usage lines: (raw path, preference as written, its reading, line).
+        self.usage: list[RawUsage] | None = None
 
     def freeze(self, room: int) -> bool:
         """Pack the rules, keeping at most ``room``; read-only afterwards.
@@ -261,6 +271,8 @@ class RawGroup:
 
 
 _NO_PATTERNS: list[bytes] = []
+#: A Content-Usage line as parsed: raw path, preference text, its reading, line number.
+RawUsage = tuple[bytes, str, UsagePreferences, int]
 
 
 class RulesBuilder:
@@ -322,6 +334,7 @@ class RulesBuilder:
             VISIT_TIME: self._visit_time,
             HOST: self._host_line,
             CLEAN_PARAM: self._clean_param,
+            CONTENT_USAGE: self._content_usage,
         }
 
     def directive(self, kind: int, line: int, value: bytes) -> None:
@@ -402,6 +415,31 @@ class RulesBuilder:
             return
         if group is not None:
             group.visit_time = window
+
+    def _content_usage(self, line: int, value: bytes) -> None:
+        """``Content-Usage: [path] preference`` (draft-ietf-aipref-attach §4).
+
+        A value starting with ``/`` has a path up to the first space or tab; the rest
+        is the preference. Unlike Allow/Disallow the line never closes a group's
+        agent list, so Allow/Disallow verdicts are exactly what they were without it.
+        """
+        group = self._group_for_extension(line, "Content-Usage")
+        if value[:1] == b"/":
+            path, _, preference = value.replace(b"\t", b" ").partition(b" ")
+            preference = value[len(path) :].strip()
+        else:
+            path, preference = b"", value
+            head = value.split(None, 1)[0] if value else b""
+            if b"/" in head:
+                self.warn(line, W.USAGE_PATH, head)
+        reading, problems = parse_preference(preference)
+        for problem in problems:
+            self.warn(line, W.CONTENT_USAGE, problem)
+        if group is not None:
+            if group.usage is None:
+                group.usage = []
+            text = preference.decode("utf-8", "replace")
+            group.usage.append((path, text, reading, line))
 
     def _clean_param(self, line: int, value: bytes) -> None:
         text = value.decode("utf-8", "replace")
