@@ -241,7 +241,7 @@ def test_missing_input_file_exits_2(robots_file: str, capsys: pytest.CaptureFixt
 
 def test_agent_without_token_exits_2(robots_file: str, capsys: pytest.CaptureFixture[str]) -> None:
     """A User-Agent without a product token is a usage error."""
-    assert main(["--agent", "1.0 (x)", "check", "--robots", robots_file, "/a"]) == 2
+    assert main(["--agent", "/1.0 (x)", "check", "--robots", robots_file, "/a"]) == 2
     assert "no product token" in capsys.readouterr().err
 
 
