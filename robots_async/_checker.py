@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from ._outcome import FetchOutcome
     from ._policy import MatchPolicy
     from ._rules import RequestRate, Verdict
-    from ._usage import UsagePreferences
     from ._store import RobotsStore
+    from ._usage import UsagePreferences
 
 __all__ = ["CheckerStats", "Decision", "RobotsChecker"]
 
