@@ -1,6 +1,12 @@
 """A small concurrent crawler that asks robots_async before every request.
 
-    python examples/async_crawler.py https://example.org/ --max-pages 50
+Offline, against a local site (this directory, with its robots.txt, served on
+127.0.0.1)::
+
+    python -m http.server 8000 --bind 127.0.0.1 --directory examples &
+    python examples/async_crawler.py http://127.0.0.1:8000/ --max-pages 5
+
+or online: ``python examples/async_crawler.py https://example.org/ --max-pages 50``.
 
 Workers share one RobotsChecker: each robots.txt is fetched once per origin (all
 workers waiting on it share the fetch), disallowed URLs are skipped with the rule

@@ -1,5 +1,7 @@
 """Offline demo: crawl a small local site of four origins while obeying robots.txt.
 
+Runs offline (every site is a local server on 127.0.0.1)::
+
     python examples/demo.py
 
 Four aiohttp servers on 127.0.0.1 stand in for four sites:
@@ -10,8 +12,9 @@ Four aiohttp servers on 127.0.0.1 stand in for four sites:
 * slow     Crawl-delay: 0.5: requests to it are spaced by the middleware
 
 A tiny breadth-first crawler follows links through ``aiohttp.ClientSession`` with
-``RobotsMiddleware``; every URL is printed with what happened and why, then the
-checker's statistics and how often each robots.txt was requested (once per origin).
+``RobotsMiddleware``; every URL is printed with what happened and why, then a
+summary: counts per outcome, each blocked URL with its reason, and how often each
+robots.txt was requested (once per origin).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import re
 import socket
 import time
 from collections import Counter
+from typing import NamedTuple
 from urllib.parse import urljoin, urlsplit
 
 import aiohttp
@@ -98,24 +102,35 @@ async def start_sites(requests: Counter[str]) -> tuple[dict[str, str], list[web.
     return bases, runners
 
 
-async def crawl(start: list[str], names: dict[str, str], limit: int = 40) -> None:
+async def crawl(start: list[str], names: dict[str, str], limit: int = 40) -> list[Visit]:
     """Breadth-first crawl; robots.txt is enforced by the session's middleware."""
     seen, queue = set(start), list(start)
+    visits: list[Visit] = []
     async with robots_async.RobotsChecker(AGENT, max_delay=2.0) as checker:
         middleware = RobotsMiddleware(checker, respect_crawl_delay=True)
         async with aiohttp.ClientSession(middlewares=(middleware,)) as session:
             while queue and len(seen) <= limit:
                 batch, queue = queue[:8], queue[8:]
                 results = await asyncio.gather(*(visit(session, u, names) for u in batch))
-                for links in results:
-                    for link in links:
+                for result in results:
+                    visits.append(result)
+                    for link in result.links:
                         if link not in seen:
                             seen.add(link)
                             queue.append(link)
-        print("\nchecker statistics:", checker.stats)
+    return visits
 
 
-async def visit(session: aiohttp.ClientSession, url: str, names: dict[str, str]) -> list[str]:
+class Visit(NamedTuple):
+    """What happened to one URL: ``fetched`` or ``blocked``, and why."""
+
+    label: str
+    outcome: str
+    reason: str
+    links: list[str]
+
+
+async def visit(session: aiohttp.ClientSession, url: str, names: dict[str, str]) -> Visit:
     label = f"[{names[urlsplit(url).netloc]:5}] {urlsplit(url).path or '/'}"
     if urlsplit(url).query:
         label += "?" + urlsplit(url).query
@@ -125,11 +140,26 @@ async def visit(session: aiohttp.ClientSession, url: str, names: dict[str, str])
             html = await response.text()
     except DisallowedError as blocked:
         print(f"  blocked  {label:34} {blocked.reason}")
-        return []
+        return Visit(label, "blocked", blocked.reason, [])
     waited = time.perf_counter() - started
     note = f"  (paced {waited:.1f} s)" if waited > 0.3 else ""
     print(f"  fetched  {label:34} HTTP {response.status}{note}")
-    return [urljoin(url, link) for link in LINK.findall(html)]
+    links = [urljoin(url, link) for link in LINK.findall(html)]
+    return Visit(label, "fetched", f"HTTP {response.status}", links)
+
+
+def summarise(visits: list[Visit], requests: Counter[str]) -> None:
+    """Counts per outcome, each blocked URL with its reason, robots.txt requests."""
+    counts = Counter(v.outcome for v in visits)
+    print(
+        f"\nsummary: {len(visits)} URLs, {counts['fetched']} fetched, {counts['blocked']} blocked"
+    )
+    for refused in sorted(v for v in visits if v.outcome == "blocked"):
+        print(f"  blocked  {refused.label:34} {refused.reason}")
+    print("\nrobots.txt requests per origin (coalesced: one fetch each):")
+    for key, count in sorted(requests.items()):
+        if "robots" in key:
+            print(f"  {key:22} {count}")
 
 
 async def main() -> None:
@@ -142,14 +172,11 @@ async def main() -> None:
         print(f"  {name:5} {base}")
     print("\ncrawl (DemoBot):")
     try:
-        await crawl([base + "/" for base in bases.values()], names)
+        visits = await crawl([base + "/" for base in bases.values()], names)
     finally:
         for runner in runners:
             await runner.cleanup()
-    print("\nrobots.txt requests per origin (coalesced: one fetch each):")
-    for key, count in sorted(requests.items()):
-        if "robots" in key:
-            print(f"  {key:22} {count}")
+    summarise(visits, requests)
 
 
 if __name__ == "__main__":
