@@ -15,6 +15,8 @@ from ._cache import CacheEntry, CacheStats, RobotsCache
 from ._checker import CheckerStats, Decision, RobotsChecker
 from ._errors import (
     ClosedError,
+    EventLoopError,
+    InvalidRecordError,
     InvalidURLError,
     InvalidUserAgentError,
     RobotsError,
@@ -47,6 +49,7 @@ __all__ = [
     "ClosedError",
     "DEFAULT_MAX_BYTES",
     "Decision",
+    "EventLoopError",
     "FIRST_MATCH",
     "FetchOutcome",
     "FetchPolicy",
@@ -54,6 +57,7 @@ __all__ = [
     "GOOGLE",
     "GOOGLE_REFERENCE",
     "Group",
+    "InvalidRecordError",
     "InvalidURLError",
     "InvalidUserAgentError",
     "Lease",

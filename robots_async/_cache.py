@@ -1,32 +1,56 @@
 """RobotsCache: per-origin entries with TTL, an LRU and memory bound, single-flight.
 
-However many tasks ask for one origin at once, exactly one fetch runs (async-lru's
-shielded task with a waiter count: cancelling one waiter never cancels the fetch
-for the others; cancelling all of them does). Expiry, error back-off and the last
-good copy live in the entries, because they differ per origin and per outcome.
+However many tasks ask for one origin at once, exactly one fetch runs: a task per
+origin that its waiters await through a shield. It outlives the cancellation of
+every waiter (up to its own deadline) and its result is cached, so a caller's
+short timeout retried still gets an answer; :meth:`RobotsCache.aclose` turns it
+into :class:`ClosedError` in every waiter. Expiry, error back-off and the last good
+copy live in the entries, because they differ per origin and per outcome.
+
+Isolation (``_lanes``): only the network fetch holds a slot, never the wait for a
+shared-store lease. It starts in a fast lane of ``max_concurrent_fetches`` slots
+and, still running after ``SLOW_AFTER`` (1 s), moves to a slow lane of half that
+size, or is cut short when that is full. The wait for a slot counts against the
+fetch's deadline (``total_timeout``); under congestion the newest waiter goes
+first. A fetch refused by these limits resolves as a "local-limit" outcome: our
+limit, not the site's verdict, retried soon. Robots.txt sockets are bounded by
+``max_concurrent_fetches * 3 // 2``.
+
+Memory (``max_memory``): an entry is sized once its match index for the checker's
+token is built, with an estimate calibrated by tracemalloc (bench/isolation.py);
+a kept last good copy and its body count too.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeGuard
+from functools import partial
+from typing import TYPE_CHECKING, TypeVar
 
-from async_lru import alru_cache
-
-from ._errors import ClosedError, StoreError
+from ._errors import ClosedError, EventLoopError, InvalidRecordError, StoreError
 from ._fetch_policy import FetchPolicy, Resolution, Source
+from ._http import max_age, retry_after
+from ._lanes import FetchLanes
 from ._outcome import FetchOutcome
 from ._parser import RobotsParser
+from ._records import (
+    LOCAL_ERRORS,
+    MAX_CLOCK_SKEW,
+    StoredRobots,
+    check_clock,
+    check_url,
+    unlike_own_fetch,
+    validate,
+)
 from ._robots import RobotsTxt
-from ._store import RulesKind, StoredRobots
+from ._sizing import retained_size
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from ._fetcher import Fetcher
     from ._policy import MatchPolicy
@@ -39,9 +63,17 @@ logger = logging.getLogger("robots_async")
 
 #: Parsed bodies kept per process, keyed by content hash (shared-store mode).
 _PARSED_BODIES = 256
-#: Rough bytes of memory per body byte once parsed and queried (bench/bench_core.py).
-_BYTES_PER_BODY_BYTE = 3
-_ENTRY_OVERHEAD = 1024
+#: Bytes an entry holds besides its rules and bodies: the entry, its outcome and
+#: resolution, URLs, the LRU slot (tracemalloc, tests/pipeline/test_memory.py).
+_ENTRY_OVERHEAD = 1536
+#: Seconds past total_timeout before the lanes cut a fetch: the fetcher's own
+#: timeout (same length, started a little later) normally fires first.
+_DEADLINE_GRACE = 0.25
+_REFUSALS = {
+    "no-slot": "no fetch slot free before the deadline",
+    "slow-lane-full": "still running after the slow threshold with the slow lane full",
+    "deadline": "still running at the deadline (time spent waiting for a slot included)",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +111,10 @@ class CacheStats:
     evictions: int = 0
     store_hits: int = 0
     store_errors: int = 0
+    #: Shared records refused (bad schema, version or values): read as a miss.
+    store_invalid: int = 0
+    #: Fetches refused or cut short by our own limits (fetch lanes, descriptors).
+    local_limits: int = 0
     entries: int = 0
     memory: int = 0
 
@@ -90,10 +126,13 @@ class RobotsCache:
     :param policy: status semantics and TTLs (:class:`FetchPolicy`).
     :param max_entries: LRU bound on origins kept.
     :param max_memory: approximate bytes of parsed rules kept (LRU eviction).
-    :param max_concurrent_fetches: fetches running at once, all origins together.
+    :param max_concurrent_fetches: the fast lane: fetches in their first second, all
+        origins together; the slow lane holds half as many more (the socket cap).
     :param clock: seconds; inject a fake one to test expiry without sleeping.
     :param store: a shared :class:`RobotsStore` (records and fetch leases).
     :param match_policy: how bodies from the store are parsed.
+    :param robots_token: the product token whose rules an entry is sized for (the
+        checker's own; ``"*"``: the groups for any other crawler).
     """
 
     def __init__(
@@ -107,6 +146,7 @@ class RobotsCache:
         clock: Callable[[], float] = time.time,
         store: RobotsStore | None = None,
         match_policy: str | MatchPolicy = "google",
+        robots_token: str = "*",
     ) -> None:
         if max_entries < 1 or max_memory < 1 or max_concurrent_fetches < 1:
             raise ValueError("max_entries, max_memory and max_concurrent_fetches must be >= 1")
@@ -114,20 +154,22 @@ class RobotsCache:
         self._policy = policy or FetchPolicy()
         self._max_entries = max_entries
         self._max_memory = max_memory
+        self._robots_token = robots_token
         self._clock = clock
         self._store = store
+        self._invalid_logged: set[str] = set()  # record faults logged (shared store)
         self._match_policy = match_policy
         self._entries: OrderedDict[Origin, CacheEntry] = OrderedDict()
         self._memory = 0
         self._counts: dict[str, int] = dict.fromkeys(CacheStats.__slots__, 0)
-        self._slots = asyncio.Semaphore(max_concurrent_fetches)
+        self._lanes = FetchLanes(max_concurrent_fetches, max(1, max_concurrent_fetches // 2))
         self._parsed: OrderedDict[str, RobotsTxt] = OrderedDict()
-        # Single-flight per (origin, attempt): every new fetch gets a key never used
-        # before, so the clean-up of a finished or cancelled fetch cannot remove the
-        # slot of the one that replaced it.
-        self._refresh = alru_cache(maxsize=None)(self._refresh_entry)
-        self._attempts = itertools.count(1)
-        self._inflight: dict[Origin, int] = {}
+        # Single flight: one fetch task per origin, awaited through a shield. Our own
+        # map rather than async-lru's: that cancels the fetch with its last waiter,
+        # and we need the fetch to outlive its waiters (a caller's timeout must not
+        # waste it) and closing to reach every waiter as ClosedError.
+        self._inflight: dict[Origin, asyncio.Task[CacheEntry]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
 
     @property
@@ -150,7 +192,7 @@ class RobotsCache:
         entry = self._entries.pop(origin, None)
         if entry is None:
             return False
-        self._memory -= entry.size
+        self._drop(entry)
         return True
 
     def fresh(self, origin: Origin) -> CacheEntry | None:
@@ -167,47 +209,83 @@ class RobotsCache:
     async def get(self, origin: Origin) -> tuple[CacheEntry, bool]:
         """The entry in force for ``origin`` and whether it came from the cache.
 
-        A missing or expired entry is fetched; concurrent callers share that fetch.
-        :raises ClosedError: after :meth:`aclose`.
+        A missing or expired entry is fetched; concurrent callers share that fetch,
+        which carries on (and is cached) if they are all cancelled.
+        :raises ClosedError: after :meth:`aclose`, also in callers waiting then.
+        :raises EventLoopError: in an event loop other than the first one used.
         """
+        self._bind()
         if self._closed:
             raise ClosedError("cache is closed")
         entry = self.fresh(origin)
         if entry is not None:
             return entry, True
-        entry = self._entries.get(origin)
         self._count("misses")
-        attempt = self._inflight.get(origin)
-        if attempt is not None and self._refresh.cache_contains(origin, attempt):
-            self._count("coalesced")
+        task = self._inflight.get(origin)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(self._refresh_entry(origin))
+            self._inflight[origin] = task
+            task.add_done_callback(partial(self._landed, origin))
         else:
-            attempt = self._inflight[origin] = next(self._attempts)
-        entry = await self._refresh(origin, attempt)
+            self._count("coalesced")
+        entry = await asyncio.shield(task)
         if entry.source == "stale":
             self._count("stale_served")
         return entry, False
 
     async def aclose(self) -> None:
-        """Cancel fetches in flight and refuse further use; idempotent."""
-        self._closed = True
-        await self._refresh.cache_close()
+        """Stop fetches in flight (their waiters get ClosedError) and refuse further use.
 
-    async def _refresh_entry(self, origin: Origin, attempt: int) -> CacheEntry:
+        Idempotent; returns once no fetch task is left.
+        """
+        self._closed = True
+        tasks = list(self._inflight.values())
+        running = asyncio.get_running_loop()
+        if not tasks or self._loop is not running:
+            return  # tasks of another (finished) loop cannot be awaited here
+        for task in tasks:
+            task.cancel()
+        await asyncio.wait(tasks)
+
+    @property
+    def lanes(self) -> FetchLanes:
+        """The fetch lanes (slots in use, peak, refusals): for monitoring."""
+        return self._lanes
+
+    def _bind(self) -> None:
+        """Bind to the running loop on first use; refuse any other loop after."""
+        loop = asyncio.get_running_loop()
+        if self._loop is None:
+            self._loop = loop
+        elif self._loop is not loop:
+            raise EventLoopError(
+                "this RobotsCache (or its RobotsChecker) was first used in another event "
+                "loop, e.g. an earlier asyncio.run(); create it in the loop that uses it"
+            )
+
+    async def _refresh_entry(self, origin: Origin) -> CacheEntry:
+        previous = self._entries.get(origin)
+        generation = previous.generation + 1 if previous is not None else 1
         try:
-            previous = self._entries.get(origin)
-            generation = previous.generation + 1 if previous is not None else 1
-            async with self._slots:
-                if self._store is None:
-                    entry = await self._fetch_locally(origin, previous, generation)
-                else:
-                    entry = await self._fetch_shared(origin, previous, generation)
-            self._keep(entry)
-            return entry
-        finally:
-            # The result now lives in _entries: drop this attempt's single-flight slot.
-            self._refresh.cache_invalidate(origin, attempt)
-            if self._inflight.get(origin) == attempt:
-                del self._inflight[origin]
+            if self._store is None:
+                entry = await self._fetch_locally(origin, previous, generation)
+            else:
+                entry = await self._fetch_shared(origin, previous, generation)
+        except asyncio.CancelledError:
+            if self._closed:  # aclose(): every waiter learns why, not a bare cancellation
+                raise ClosedError("cache closed while robots.txt was being fetched") from None
+            raise
+        self._keep(entry)
+        return entry
+
+    def _landed(self, origin: Origin, task: asyncio.Task[CacheEntry]) -> None:
+        """Done callback of a fetch task: leave the single-flight map."""
+        if self._inflight.get(origin) is task:
+            del self._inflight[origin]
+        # Retrieve the exception: no waiter may be left to see it.
+        exc = None if task.cancelled() else task.exception()
+        if exc is not None and not isinstance(exc, ClosedError):
+            logger.error("robots.txt fetch for %s failed", origin, exc_info=exc)
 
     async def _fetch_locally(
         self, origin: Origin, previous: CacheEntry | None, generation: int
@@ -215,7 +293,21 @@ class RobotsCache:
         # With a shared store the body is kept even here: it may become the last
         # good copy that a later record shares.
         keep_body = self._store is not None
-        outcome = await self._fetcher.fetch(origin.robots_url, keep_body=keep_body)
+        url = origin.robots_url
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        # Only the network fetch holds a lane slot; its wait for one counts against
+        # its deadline, with a little grace so the fetcher's own timeout fires first.
+        deadline = started + self._policy.total_timeout + _DEADLINE_GRACE
+        result = await self._lanes.run(
+            partial(self._fetcher.fetch, url, keep_body=keep_body), deadline
+        )
+        if isinstance(result, str):
+            outcome = _local_limit(url, result, loop.time() - started)
+        else:
+            outcome = result
+        if outcome.error == "local-limit":
+            self._count("local_limits")
         return self._resolve(origin, outcome, previous, generation)
 
     def _resolve(
@@ -260,9 +352,15 @@ class RobotsCache:
         generation: int,
         last_good_body: bytes | None,
     ) -> CacheEntry:
-        size = _ENTRY_OVERHEAD + _BYTES_PER_BODY_BYTE * outcome.bytes_read
-        if resolution.last_good is not None and resolution.last_good is not resolution.robots:
-            size += _ENTRY_OVERHEAD  # a kept last good copy (its size is not known here)
+        # What the entry keeps alive: the rules in force, a last good copy behind
+        # them, the raw bodies kept for a shared store.
+        size = _ENTRY_OVERHEAD + retained_size(resolution.robots, self._robots_token)
+        last_good = resolution.last_good
+        if last_good is not None and last_good is not resolution.robots:
+            size += retained_size(last_good, self._robots_token)
+        size += _bytes_size(outcome.body)
+        if last_good_body is not outcome.body:
+            size += _bytes_size(last_good_body)
         return CacheEntry(
             origin,
             resolution.robots,
@@ -280,48 +378,84 @@ class RobotsCache:
         """Store ``entry`` and evict least recently used entries beyond the bounds."""
         old = self._entries.pop(entry.origin, None)
         if old is not None:
-            self._memory -= old.size
+            self._drop(old, kept=entry)
         self._entries[entry.origin] = entry
         self._memory += entry.size
         while len(self._entries) > 1 and (
             len(self._entries) > self._max_entries or self._memory > self._max_memory
         ):
             _, evicted = self._entries.popitem(last=False)
-            self._memory -= evicted.size
+            self._drop(evicted)
             self._count("evictions")
+
+    def _drop(self, entry: CacheEntry, kept: CacheEntry | None = None) -> None:
+        """Account for an entry leaving the cache (``kept``: the one replacing it).
+
+        Its rules leave the shared store's parse memo too: kept alive there, they
+        would escape max_memory (a parse is shared only while an entry holds it).
+        """
+        self._memory -= entry.size
+        parsed = self._parsed
+        if parsed:
+            gone = {id(entry.robots), id(entry.resolution.last_good)}
+            if kept is not None:
+                gone -= {id(kept.robots), id(kept.resolution.last_good)}
+            for key in [key for key, robots in parsed.items() if id(robots) in gone]:
+                del parsed[key]
 
     def _count(self, name: str) -> None:
         self._counts[name] += 1
 
     # --- shared store -------------------------------------------------------------
+    # A record is what another worker observed (status, headers, body, fetch time),
+    # never its verdict: this cache applies its own fetch and match policy to it, on
+    # its own clock, so a worker with laxer settings or a fast clock cannot loosen
+    # what this one answers. Every store call is bounded by a timeout; a record that
+    # does not conform is a miss (fetched here and overwritten), counted in
+    # stats.store_invalid.
+
+    #: Seconds one store call may take (at most the fetch's total_timeout).
+    _STORE_TIMEOUT = 2.0
+    #: Failures counted at most from a record: 2**63 error TTLs exceed any
+    #: max_error_ttl, and a larger count from a record would only overflow a float.
+    _MAX_SHARED_FAILURES = 64
 
     async def _fetch_shared(
         self, origin: Origin, previous: CacheEntry | None, generation: int
     ) -> CacheEntry:
-        """Use a fresh shared record, else fetch under the lease (or wait for it)."""
+        """Use a fresh shared record, else fetch under the lease (or wait for it).
+
+        A store that fails or does not answer in time is left alone for the rest of
+        this refresh: the answer comes from a local fetch.
+        """
         store = self._store
         assert store is not None
         lease: Lease | None = None
+        faults: set[str] = set()  # invalid records seen by this refresh (counted once)
         try:  # whatever happens, a lease we took is given back
             try:
-                record = await store.get(origin)
-                if self._usable(record):
-                    return self._from_store(origin, record, generation)
-                lease = await store.acquire(origin, self._lease_ttl())
-                if lease is None:
-                    fresh, lease = await self._wait_for_holder(store, origin)
-                    if self._usable(fresh):
-                        return self._from_store(origin, fresh, generation)
-                if lease is not None:
+                record = await self._read_record(store, origin, faults)
+                entry = self._fresh_entry(origin, record, previous, generation)
+                if entry is None:
+                    lease = await self._store_call(store.acquire(origin, self._lease_ttl()))
+                    if lease is None:
+                        entry, lease = await self._wait_for_holder(
+                            store, origin, previous, generation, faults
+                        )
+                if entry is None and lease is not None:
                     # The previous holder may have written its record and released
                     # the lease between our read and our acquire: read once more.
-                    record = await store.get(origin) or record
-                    if self._usable(record):
-                        return self._from_store(origin, record, generation)
-                if previous is None and record is not None:
-                    previous = self._from_record(origin, record, generation)
+                    record = await self._read_record(store, origin, faults) or record
+                    entry = self._fresh_entry(origin, record, previous, generation)
+                if entry is not None:
+                    self._count("store_hits")
+                    return entry
+                usable_state = record is not None and unlike_own_fetch(record, self._policy) is None
+                if previous is None and record is not None and usable_state:
+                    previous = self._from_record(origin, record, None, generation)
             except StoreError as exc:
                 self._store_failed(origin, exc)
+                return await self._fetch_locally(origin, previous, generation)
             entry = await self._fetch_locally(origin, previous, generation)
             await self._share(store, entry)
             return entry
@@ -329,17 +463,55 @@ class RobotsCache:
             if lease is not None:
                 await self._release(store, lease)
 
-    def _usable(self, record: StoredRobots | None) -> TypeGuard[StoredRobots]:
-        """True for a record that has not expired yet."""
-        return record is not None and self._clock() < record.expires_at
+    async def _read_record(
+        self, store: RobotsStore, origin: Origin, faults: set[str]
+    ) -> StoredRobots | None:
+        """The store's record for ``origin`` if it conforms; one that does not is a miss
+        (counted once per refresh in ``faults``, logged at WARNING once per field)."""
+        try:
+            found = await self._store_call(store.get(origin))
+            if found is None:
+                return None
+            record = validate(found)
+            check_url(record, origin.robots_url)
+            check_clock(record, self._clock())
+        except InvalidRecordError as exc:
+            if str(exc) in faults:
+                return None
+            faults.add(str(exc))
+            self._count("store_invalid")
+            level = logging.DEBUG if exc.field in self._invalid_logged else logging.WARNING
+            self._invalid_logged.add(exc.field)
+            logger.log(level, "shared robots record for %s ignored (%s); fetching", origin, exc)
+            return None
+        return record
 
-    def _from_store(self, origin: Origin, record: StoredRobots, generation: int) -> CacheEntry:
-        self._count("store_hits")
-        return self._from_record(origin, record, generation)
+    def _fresh_entry(
+        self,
+        origin: Origin,
+        record: StoredRobots | None,
+        previous: CacheEntry | None,
+        generation: int,
+    ) -> CacheEntry | None:
+        """The entry ``record`` makes under this cache's policy, if not yet expired
+        and if this cache's own fetch would have observed the same."""
+        if record is None:
+            return None
+        unlike = unlike_own_fetch(record, self._policy)
+        if unlike is not None:
+            logger.debug("shared robots record for %s not used: %s", origin, unlike)
+            return None
+        entry = self._from_record(origin, record, previous, generation)
+        return entry if self._clock() < entry.expires_at else None
 
     async def _wait_for_holder(
-        self, store: RobotsStore, origin: Origin
-    ) -> tuple[StoredRobots | None, Lease | None]:
+        self,
+        store: RobotsStore,
+        origin: Origin,
+        previous: CacheEntry | None,
+        generation: int,
+        faults: set[str],
+    ) -> tuple[CacheEntry | None, Lease | None]:
         """Wait for the lease holder's record, or take the lease once it is free.
 
         Polls with back-off; gives up after one lease TTL (on the event loop's
@@ -351,17 +523,21 @@ class RobotsCache:
         while loop.time() < deadline:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
-            record = await store.get(origin)
-            if self._usable(record):
-                return record, None
-            lease = await store.acquire(origin, self._lease_ttl())
+            record = await self._read_record(store, origin, faults)
+            entry = self._fresh_entry(origin, record, previous, generation)
+            if entry is not None:
+                return entry, None
+            lease = await self._store_call(store.acquire(origin, self._lease_ttl()))
             if lease is not None:  # released without a record, or expired
                 return None, lease
         return None, None
 
     async def _share(self, store: RobotsStore, entry: CacheEntry) -> None:
+        record = self._to_record(entry)
+        if record is None:
+            return
         try:
-            await store.put(entry.origin, self._to_record(entry))
+            await self._store_call(store.put(entry.origin, record))
         except StoreError as exc:
             self._store_failed(entry.origin, exc)
 
@@ -371,81 +547,136 @@ class RobotsCache:
 
     async def _release(self, store: RobotsStore, lease: Lease) -> None:
         try:
-            await store.release(lease)
+            await self._store_call(store.release(lease))
         except StoreError as exc:
             self._count("store_errors")
             logger.warning("could not release the robots lease for %s: %s", lease.origin, exc)
+
+    async def _store_call(self, call: Awaitable[_T]) -> _T:
+        """Await one store call within the store timeout, whatever the store's client.
+
+        :raises StoreError: also when the call does not answer in time.
+        """
+        timeout = min(self._STORE_TIMEOUT, self._policy.total_timeout)
+        try:
+            return await asyncio.wait_for(call, timeout)
+        except asyncio.TimeoutError as exc:
+            raise StoreError(f"no answer within {timeout:g} s") from exc
 
     def _lease_ttl(self) -> float:
         # Long enough for one whole fetch; a dead holder blocks others no longer.
         return self._policy.total_timeout + 5.0
 
-    def _to_record(self, entry: CacheEntry) -> StoredRobots:
+    def _to_record(self, entry: CacheEntry) -> StoredRobots | None:
+        """What this cache observed, for others to judge; None if it cannot be shared."""
         outcome, resolution = entry.outcome, entry.resolution
-        body = outcome.body or b""
-        return StoredRobots(
+        category = outcome.category
+        if category == "ok" and outcome.body is None:
+            return None  # a fetcher that did not keep the body: nothing true to share
+        if outcome.error in LOCAL_ERRORS:
+            return None  # this worker's own limit, not a fact about the origin
+        last_good_body = entry.last_good_body
+        last_good_at = resolution.last_good_at if last_good_body is not None else None
+        unreachable = category == "unreachable"
+        record = StoredRobots(
             url=outcome.url,
             final_url=outcome.final_url,
             status=outcome.status,
             error=outcome.error,
+            fetched_at=entry.fetched_at,
+            headers=outcome.headers,
             hops=outcome.hops,
             bytes_read=outcome.bytes_read,
             truncated=outcome.truncated,
+            failures=resolution.failures if unreachable else 0,
+            unreachable_since=resolution.unreachable_since if unreachable else None,
+            body=(outcome.body or b"") if category == "ok" else b"",
+            last_good_body=last_good_body if last_good_at is not None else None,
+            last_good_at=last_good_at,
+        )
+        try:
+            return validate(record)
+        except InvalidRecordError as exc:  # e.g. a status outside 1xx-5xx: others refuse it
+            logger.debug("not sharing the robots.txt fetch of %s: %s", entry.origin, exc)
+            return None
+
+    def _from_record(
+        self,
+        origin: Origin,
+        record: StoredRobots,
+        previous: CacheEntry | None,
+        generation: int,
+    ) -> CacheEntry:
+        """The entry this cache's policies make of ``record``, on this cache's clock.
+
+        A fetch time ahead of this clock (within MAX_CLOCK_SKEW; further is refused
+        on reading) counts as now, or as when this cache first saw the same
+        observation, so that no record is served beyond this cache's own TTL from
+        the fetch or from first sight. The TTL is capped at this policy's max_ttl.
+        """
+        now = self._clock()
+        outcome = self._observed(record)
+        fetched_at = min(record.fetched_at, now)
+        if previous is not None and _same_observation(previous, outcome, record.fetched_at):
+            fetched_at = min(fetched_at, previous.fetched_at)
+        shift = fetched_at - record.fetched_at
+        resolution = self._policy.resolve(outcome, self._prior(record, shift), fetched_at)
+        resolution = Resolution(
+            robots=resolution.robots,
             source=resolution.source,
-            rules=_rules_kind(entry),
-            fetched_at=entry.fetched_at,
-            expires_at=entry.expires_at,
+            ttl=min(resolution.ttl, self._policy.max_ttl),
             failures=resolution.failures,
             unreachable_since=resolution.unreachable_since,
+            last_good=resolution.last_good,
             last_good_at=resolution.last_good_at,
-            body=body if resolution.source == "fetched" else b"",
-            last_good_body=entry.last_good_body,
+        )
+        fetched = resolution.source == "fetched"
+        return self._entry(
+            origin,
+            outcome=outcome,
+            resolution=resolution,
+            now=fetched_at,
+            generation=generation,
+            last_good_body=record.body if fetched else record.last_good_body,
         )
 
-    def _from_record(self, origin: Origin, record: StoredRobots, generation: int) -> CacheEntry:
-        last_good = self._parse(record.last_good_body) if record.last_good_body else None
-        if record.rules == "body":
-            robots = self._parse(record.body)
-        elif record.rules == "last-good":
-            # A stale record must never turn into allow-all (RFC 9309 §2.3.1.4).
-            robots = last_good if last_good is not None else RobotsTxt.disallow_all()
-        elif record.rules == "disallow-all":
-            robots = RobotsTxt.disallow_all()
-        else:
-            robots = RobotsTxt.allow_all()
-        outcome = FetchOutcome(
+    def _observed(self, record: StoredRobots) -> FetchOutcome:
+        """The FetchOutcome ``record`` describes, its body parsed by this cache's parser."""
+        headers = dict(record.headers)
+        robots = self._parse(record.body) if record.category == "ok" else None
+        return FetchOutcome(
             url=record.url,
             final_url=record.final_url,
             status=record.status,
             hops=record.hops,
-            bytes_read=record.bytes_read,
-            truncated=record.truncated,
-            error=record.error,  # type: ignore[arg-type]
-            robots=robots if record.rules == "body" else None,
+            # What was read is at most the body at hand (memory accounting uses it).
+            bytes_read=min(record.bytes_read, len(record.body)),
+            truncated=record.truncated or (robots is not None and robots.truncated),
+            error=record.error,
+            max_age=max_age(headers),
+            retry_after=retry_after(headers),
+            robots=robots,
             body=record.body or None,
+            headers=record.headers,
         )
-        source: Source = record.source  # type: ignore[assignment]
-        resolution = Resolution(
-            robots,
-            source,
-            record.expires_at - record.fetched_at,
-            record.failures,
-            record.unreachable_since,
-            last_good,
-            record.last_good_at,
-        )
-        size = _ENTRY_OVERHEAD + _BYTES_PER_BODY_BYTE * len(record.body)
-        return CacheEntry(
-            origin,
-            robots,
-            source,
-            outcome,
-            record.fetched_at,
-            record.expires_at,
-            resolution,
-            generation,
-            size,
-            record.last_good_body,
+
+    def _prior(self, record: StoredRobots, shift: float) -> Resolution | None:
+        """The state before ``record``'s fetch: failures so far and the last good copy."""
+        body = record.last_good_body
+        last_good = self._parse(body) if body is not None else None
+        unreachable = record.category == "unreachable"
+        if last_good is None and not unreachable:
+            return None
+        failures = min(max(record.failures, 1), self._MAX_SHARED_FAILURES) if unreachable else 1
+        since = record.unreachable_since if unreachable else None
+        return Resolution(
+            robots=RobotsTxt.disallow_all(),
+            source="unreachable",
+            ttl=0.0,
+            failures=failures - 1,  # resolve() counts the recorded fetch itself
+            unreachable_since=since + shift if since is not None else None,
+            last_good=last_good,
+            last_good_at=record.last_good_at + shift if record.last_good_at is not None else None,
         )
 
     def _parse(self, body: bytes) -> RobotsTxt:
@@ -464,6 +695,17 @@ class RobotsCache:
         return robots
 
 
+def _bytes_size(body: bytes | None) -> int:
+    return 0 if body is None else 33 + len(body)  # sys.getsizeof(b"") == 33
+
+
+def _local_limit(url: str, refusal: str, elapsed: float) -> FetchOutcome:
+    """The outcome of a fetch our own limits refused: not the site's verdict."""
+    return FetchOutcome(
+        url, url, None, error="local-limit", error_detail=_REFUSALS[refusal], elapsed=elapsed
+    )
+
+
 def _applied(resolution: Resolution) -> str:
     """What an unreachable outcome leaves in force, for log messages."""
     if resolution.source == "stale":
@@ -473,10 +715,19 @@ def _applied(resolution: Resolution) -> str:
     return "allowing all (policy)"
 
 
-def _rules_kind(entry: CacheEntry) -> RulesKind:
-    if entry.source == "fetched":
-        return "body"
-    if entry.source == "stale":
-        # Without the body there is nothing to share: others fail closed instead.
-        return "last-good" if entry.last_good_body else "disallow-all"
-    return "disallow-all" if entry.robots.synthetic == "disallow-all" else "allow-all"
+_T = TypeVar("_T")
+
+
+def _same_observation(previous: CacheEntry, outcome: FetchOutcome, fetched_at: float) -> bool:
+    """True if ``previous`` came from the observation ``outcome`` describes, first seen
+    by this cache before the record's (slightly future) fetch time ``fetched_at``."""
+    if not previous.fetched_at < fetched_at <= previous.fetched_at + MAX_CLOCK_SKEW:
+        return False
+    seen = previous.outcome
+    return (seen.status, seen.error, seen.final_url, seen.headers, seen.body) == (
+        outcome.status,
+        outcome.error,
+        outcome.final_url,
+        outcome.headers,
+        outcome.body,
+    )

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import re
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from ._agent import require_token
 from ._cache import CacheEntry, CacheStats, RobotsCache
-from ._errors import ClosedError
+from ._errors import ClosedError, EventLoopError
 from ._fetch_policy import FetchPolicy, Source
 from ._url import Origin
 from ._wire import wire_url
@@ -35,8 +38,10 @@ __all__ = ["CheckerStats", "Decision", "RobotsChecker"]
 
 # "scheme://authority" of an absolute URL: the memo key of its Origin.
 _AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
+#: Origins memoised (LRU), and the longest key memoised: a URL with a huge
+#: authority (userinfo) is parsed each time rather than kept.
 _ORIGIN_MEMO = 4096
-_PACING_MEMO = 10_000
+_ORIGIN_KEY_MAX = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +93,13 @@ class RobotsChecker:
     :param fetcher: a :class:`Fetcher` instead of an :class:`AiohttpFetcher`.
     :param fetch_policy: status semantics, limits and TTLs (:class:`FetchPolicy`).
     :param policy: matching semantics: ``"google"`` (default), ``"rfc9309"``, ...
-    :param store: a shared :class:`RobotsStore` (e.g. ``contrib.redis.RedisStore``).
+    :param store: a shared :class:`RobotsStore` (e.g. ``contrib.redis.RedisStore``; not
+        closed by :meth:`aclose`: the caller closes it, e.g. with ``async with``).
     :param max_delay: cap on the Crawl-delay/Request-rate pacing of :meth:`wait`.
-    :param max_concurrent_fetches: robots.txt fetches in flight at once.
+    :param max_concurrent_fetches: robots.txt fetches in their first second at once
+        (the fast lane; see :class:`RobotsCache`).
+    :param max_entries: origins cached at most.
+    :param max_memory: bytes the cached rules may retain (measured estimate).
     """
 
     def __init__(
@@ -107,6 +116,7 @@ class RobotsChecker:
         max_delay: float = 30.0,
         max_concurrent_fetches: int = 64,
         max_entries: int = 10_000,
+        max_memory: int = 256 * 1024 * 1024,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
@@ -127,17 +137,24 @@ class RobotsChecker:
             self._fetcher,
             policy=fetch_policy,
             max_entries=max_entries,
+            max_memory=max_memory,
             max_concurrent_fetches=max_concurrent_fetches,
             clock=clock,
             store=store,
             match_policy=policy,
+            robots_token=self._token,
         )
         self._owns = (owns_fetcher, cache is None)
         self._max_delay = max_delay
         self._clock = clock
         self._sleep = sleep
-        self._origins: dict[str, Origin] = {}
+        self._origins: OrderedDict[str, Origin] = OrderedDict()
+        # Pacing: the next free visit time of each origin with one in the future, and
+        # a heap of (time, n, origin) that lets wait() forget past ones in O(log n).
         self._next_visit: dict[Origin, float] = {}
+        self._visits: list[tuple[float, int, Origin]] = []
+        self._visit_numbers = itertools.count()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._counts = {"checks": 0, "disallowed": 0, "waits": 0}
         self._waited = 0.0
         self._closed = False
@@ -173,7 +190,7 @@ class RobotsChecker:
         """
         url = wire_url(url)
         origin = self._origin(url)
-        entry = self._cache.fresh(origin)
+        entry = self._fresh(origin)
         if entry is None:
             entry, _ = await self._entry(origin)
         allowed = entry.robots.allowed(url, robots_token=self._token_for(user_agent))
@@ -268,11 +285,12 @@ class RobotsChecker:
             delay = max(delay, rate.delay)
         delay = min(delay, self._max_delay)
         now = self._clock()
+        self._forget_past_visits(now)
         start = max(now, self._next_visit.get(origin, now))
-        # Reserve the slot before sleeping, so concurrent callers queue up behind it.
-        self._next_visit[origin] = start + delay
-        if len(self._next_visit) > _PACING_MEMO:
-            self._forget_past_visits(now)
+        if delay > 0 or start > now:
+            # Reserve the slot before sleeping, so concurrent callers queue up behind it.
+            self._next_visit[origin] = start + delay
+            heapq.heappush(self._visits, (start + delay, next(self._visit_numbers), origin))
         pause = start - now
         self._counts["waits"] += 1
         if pause > 0:
@@ -281,10 +299,16 @@ class RobotsChecker:
         return pause
 
     async def aclose(self) -> None:
-        """Close what this checker created (cache, fetcher and its session)."""
+        """Close what this checker created (cache, fetcher and its session).
+
+        :raises EventLoopError: in a loop other than the one it was used in (its
+            connections belong to that loop; nothing is closed but the checker).
+        """
         if self._closed:
             return
         self._closed = True
+        if self._loop is not None and self._loop is not asyncio.get_running_loop():
+            self._bind()
         owns_fetcher, owns_cache = self._owns
         if owns_cache:
             await self._cache.aclose()
@@ -303,9 +327,26 @@ class RobotsChecker:
         await self.aclose()
 
     async def _entry(self, origin: Origin) -> tuple[CacheEntry, bool]:
+        self._bind()
         if self._closed:
             raise ClosedError("checker is closed")
         return await self._cache.get(origin)
+
+    def _fresh(self, origin: Origin) -> CacheEntry | None:
+        """The cached entry if fresh (no fetch); the fast path of :meth:`allowed`."""
+        self._bind()
+        return self._cache.fresh(origin)
+
+    def _bind(self) -> None:
+        """Bind to the running loop on first use; refuse any other loop after."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            if self._loop is not None:
+                raise EventLoopError(
+                    "this RobotsChecker was first used in another event loop, e.g. an "
+                    "earlier asyncio.run(); create it in the loop that uses it"
+                )
+            self._loop = loop
 
     def _origin(self, url: str) -> Origin:
         """Origin of ``url``, memoised by its "scheme://authority" prefix."""
@@ -313,17 +354,25 @@ class RobotsChecker:
         if prefix is None:
             return Origin.from_url(url)
         key = prefix.group()
-        origin = self._origins.get(key)
-        if origin is None:
-            origin = Origin.from_url(url)
-            if len(self._origins) >= _ORIGIN_MEMO:
-                self._origins.clear()
-            self._origins[key] = origin
+        origins = self._origins
+        origin = origins.get(key)
+        if origin is not None:
+            origins.move_to_end(key)
+            return origin
+        origin = Origin.from_url(url)
+        if len(key) <= _ORIGIN_KEY_MAX:
+            origins[key] = origin
+            if len(origins) > _ORIGIN_MEMO:
+                origins.popitem(last=False)
         return origin
 
     def _token_for(self, user_agent: str | None) -> str:
         return self._token if user_agent is None else require_token(user_agent)
 
     def _forget_past_visits(self, now: float) -> None:
-        for origin in [o for o, t in self._next_visit.items() if t <= now]:
-            del self._next_visit[origin]
+        """Drop reservations that have passed (each heap item is popped once)."""
+        visits, next_visit = self._visits, self._next_visit
+        while visits and visits[0][0] <= now:
+            at, _, origin = heapq.heappop(visits)
+            if next_visit.get(origin) == at:
+                del next_visit[origin]

@@ -8,13 +8,23 @@ misuse of the API and for adapters that must refuse a request::
     ├── InvalidURLError(ValueError)      not an absolute http(s) URL
     ├── InvalidUserAgentError(ValueError) no usable product token in a User-Agent
     ├── ClosedError(RuntimeError)        parser, cache or checker used after close
+    ├── EventLoopError(RuntimeError)     cache or checker used in a second event loop
     ├── StoreError                       a shared store failed (the cache carries on locally)
+    │   └── InvalidRecordError           a shared record does not conform (read as a miss)
     └── DisallowedError                  contrib.aiohttp: robots.txt forbids the request
 """
 
 from __future__ import annotations
 
-__all__ = ["ClosedError", "InvalidURLError", "InvalidUserAgentError", "RobotsError", "StoreError"]
+__all__ = [
+    "ClosedError",
+    "EventLoopError",
+    "InvalidRecordError",
+    "InvalidURLError",
+    "InvalidUserAgentError",
+    "RobotsError",
+    "StoreError",
+]
 
 
 class RobotsError(Exception):
@@ -40,3 +50,20 @@ class ClosedError(RobotsError, RuntimeError):
 
 class StoreError(RobotsError):
     """Raised by a shared store that cannot be reached or answered nonsense."""
+
+
+class InvalidRecordError(StoreError):
+    """Raised for a shared-store record that does not conform to the record schema."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"invalid record: {field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+class EventLoopError(RobotsError, RuntimeError):
+    """Raised when a cache or checker is used in an event loop other than its first.
+
+    Its fetches, connections and in-flight tasks belong to that loop (each
+    ``asyncio.run()`` makes a new one): create the checker inside the loop using it.
+    """

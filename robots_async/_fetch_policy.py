@@ -15,7 +15,7 @@ from ._robots import RobotsTxt
 if TYPE_CHECKING:
     from ._outcome import FetchOutcome
 
-__all__ = ["FetchPolicy", "Resolution", "Source"]
+__all__ = ["LOCAL_LIMIT_TTL", "FetchPolicy", "Resolution", "Source"]
 
 MINUTE = 60.0
 HOUR = 3600.0
@@ -23,6 +23,10 @@ DAY = 86_400.0
 
 #: How the rules in use were obtained.
 Source = Literal["fetched", "unavailable", "unreachable", "stale"]
+
+#: Seconds a verdict caused by our own limits (no fetch slot, no descriptor) is kept
+#: before the fetch is tried again: soon, since the site did nothing wrong.
+LOCAL_LIMIT_TTL = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +131,27 @@ class FetchPolicy:
                 robots = RobotsTxt.disallow_all()
             ttl = self._clamp(outcome.max_age if outcome.max_age is not None else self.ttl)
             return Resolution(robots, "unavailable", ttl, 0, None, last_good, last_good_at)
+        if outcome.error == "local-limit":
+            return self._local_limit(previous, now)
         return self._unreachable(outcome, previous, now)
+
+    def _local_limit(self, previous: Resolution | None, now: float) -> Resolution:
+        """Our own limit stopped the fetch: nothing was learnt about the site.
+
+        Never fail open: what was in force stays (a good copy within
+        ``stale_max_age``, else disallow all) for ``LOCAL_LIMIT_TTL`` only, and the
+        site's failure count and outage clock are left as they were.
+        """
+        last_good = previous.last_good if previous else None
+        last_good_at = previous.last_good_at if previous else None
+        failures = previous.failures if previous else 0
+        since = previous.unreachable_since if previous else None
+        fresh = last_good_at is not None and now - last_good_at < self.stale_max_age
+        robots: RobotsTxt = RobotsTxt.disallow_all()
+        source: Source = "unreachable"
+        if last_good is not None and fresh:
+            robots, source = last_good, "stale"
+        return Resolution(robots, source, LOCAL_LIMIT_TTL, failures, since, last_good, last_good_at)
 
     def _unreachable(
         self, outcome: FetchOutcome, previous: Resolution | None, now: float

@@ -135,13 +135,13 @@ class AiohttpFetcher:
         self, response: aiohttp.ClientResponse, keep_body: bool
     ) -> tuple[RobotsTxt, int, bool, bytes | None]:
         """Stream the decoded body into the parser; stop at max_bytes."""
-        limit = self._policy.max_bytes
+        limit: int | None = self._policy.max_bytes  # None: no limit (RobotsParser's too)
         parser = RobotsParser(self._match_policy, max_bytes=limit)
         kept = bytearray()
         async for chunk in response.content.iter_chunked(_CHUNK):
             parser.feed(chunk)
-            if keep_body and len(kept) < limit:
-                kept += chunk[: limit - len(kept)]
+            if keep_body and (limit is None or len(kept) < limit):
+                kept += chunk if limit is None else chunk[: limit - len(kept)]
             if parser.truncated:
                 # Content after the limit is ignored (RFC 9309 §2.5): drop the
                 # connection rather than download the rest.

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 from ._outcome import FetchOutcome
+from ._records import observed_headers
 from ._url import Origin
 
 if TYPE_CHECKING:
@@ -108,6 +109,7 @@ class RedirectChain:
             retry_after=retry_after(headers) if headers is not None else None,
             robots=robots,
             body=body,
+            headers=observed_headers(headers) if headers is not None else (),
         )
 
 

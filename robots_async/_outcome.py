@@ -22,6 +22,7 @@ ErrorKind = Literal[
     "redirect-loop",  # a redirect back to a URL already visited
     "bad-redirect",  # no/invalid Location, or a scheme other than http(s)
     "blocked-redirect",  # refused by the cross-origin or private-address guard
+    "local-limit",  # our own limits (fetch slots, descriptors): not the site's doing
 ]
 #: RFC 9309 §2.3.1: success, unavailable (allow all) or unreachable (disallow all).
 Category = Literal["ok", "unavailable", "unreachable"]
@@ -50,6 +51,9 @@ class FetchOutcome:
     robots: RobotsTxt | None = None
     #: The raw body (at most max_bytes), kept only when the fetcher was asked to.
     body: bytes | None = None
+    #: The final response's headers that caching depends on, as (name, value) pairs
+    #: (``_records.SHARED_HEADERS``): what a shared-store record passes on.
+    headers: tuple[tuple[str, str], ...] = ()
 
     @property
     def category(self) -> Category:

@@ -1,74 +1,33 @@
 """Shared-store protocol: robots.txt records that several workers can share.
 
-A record is the raw body plus metadata (never a pickle), so it survives library
-upgrades and can be shared by crawlers with different user agents. A *lease*
-(``SET NX PX`` in Redis) lets one worker fetch an origin while the others wait.
-:class:`MemoryStore` implements the protocol in-process (for tests and for several
-caches in one process); ``robots_async.contrib.redis.RedisStore`` across machines.
+A record (:class:`StoredRobots`, see ``_records``) is what a worker observed when it
+fetched an origin (status, the headers that matter, the body), never a verdict and
+never a pickle: each reader applies its own policies to it. A *lease* (``SET NX PX``
+in Redis) lets one worker fetch an origin while the others wait. :class:`MemoryStore`
+implements the protocol in-process (for tests and for several caches in one process);
+``robots_async.contrib.redis.RedisStore`` across machines. A checker never closes a
+store it is given: use ``async with`` or call ``aclose()``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import secrets
 import time
-from dataclasses import asdict, dataclass, fields
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from ._records import StoredRobots
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from types import TracebackType
+
+    from typing_extensions import Self
 
     from ._url import Origin
 
 __all__ = ["Lease", "MemoryStore", "RobotsStore", "StoredRobots"]
-
-#: Which rules a record stands for: its body, its last good body, or a verdict.
-RulesKind = Literal["body", "last-good", "allow-all", "disallow-all"]
-
-
-@dataclass(frozen=True, slots=True)
-class StoredRobots:
-    """One origin's robots.txt as kept in a shared store (JSON-safe but the bodies)."""
-
-    url: str
-    final_url: str
-    status: int | None
-    error: str | None
-    hops: int
-    bytes_read: int
-    truncated: bool
-    source: str
-    rules: RulesKind
-    fetched_at: float
-    expires_at: float
-    failures: int
-    unreachable_since: float | None
-    last_good_at: float | None
-    #: The body of the 2xx response (b"" otherwise), at most max_bytes.
-    body: bytes = b""
-    #: The body of the last 2xx response, kept for the stale-if-error rule.
-    last_good_body: bytes | None = None
-
-    def metadata(self) -> dict[str, Any]:
-        """Everything but the bodies, as JSON-safe values."""
-        data = asdict(self)
-        del data["body"], data["last_good_body"]
-        return data
-
-    @classmethod
-    def from_parts(
-        cls, metadata: dict[str, Any], body: bytes, last_good_body: bytes | None
-    ) -> StoredRobots:
-        """Rebuild a record from :meth:`metadata` and its bodies (unknown keys ignored)."""
-        known = {f.name for f in fields(cls)} - {"body", "last_good_body"}
-        values = {k: v for k, v in metadata.items() if k in known}
-        return cls(**values, body=body, last_good_body=last_good_body)
-
-    @staticmethod
-    def digest(body: bytes) -> str:
-        """Content hash of a body: the key of the per-process parsed-rules cache."""
-        return hashlib.blake2b(body, digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,15 +41,17 @@ class Lease:
 
 @runtime_checkable
 class RobotsStore(Protocol):
-    """Where records are shared. A method that fails raises ``robots_async.StoreError``;
-    the cache then carries on with its own fetch."""
+    """Where records are shared. A method that fails raises ``robots_async.StoreError``
+    (``InvalidRecordError`` for a record that does not conform); the cache then
+    carries on with its own fetch. The cache bounds every call with a timeout."""
 
     async def get(self, origin: Origin) -> StoredRobots | None:
         """The record for ``origin``, or None."""
         ...
 
     async def put(self, origin: Origin, record: StoredRobots) -> None:
-        """Store ``record``; it may be dropped once it is no use (see stale_max_age)."""
+        """Store ``record``, replacing the previous one; it may be dropped once it is
+        of no use (older than any policy's stale_max_age)."""
         ...
 
     async def acquire(self, origin: Origin, ttl: float) -> Lease | None:
@@ -145,3 +106,14 @@ class MemoryStore:
 
     async def aclose(self) -> None:
         """Nothing to release."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -1,25 +1,31 @@
 """RedisStore: robots.txt records and fetch leases shared by crawler workers.
 
-    store = RedisStore("redis://localhost:6379/0")
-    checker = robots_async.RobotsChecker("MyBot/1.0", store=store)
+    async with RedisStore("redis://localhost:6379/0") as store, robots_async.RobotsChecker(
+        "MyBot/1.0", store=store
+    ) as checker:
+        ...
 
-Each record is a Redis hash (JSON metadata, raw body, last good body; never a
-pickle) that expires once it is of no use. A lease is ``SET key token NX PX ttl``,
-released only by the worker holding its token, so a slow worker can never release
-a lease another worker took after it expired. Any Redis failure is raised as
-:class:`robots_async.StoreError`; the cache then answers from its own fetch.
+Each record is a Redis hash (JSON metadata with a schema version, raw body, last good
+body; never a pickle) that expires ``keep_for`` after it was written. A lease is
+``SET key token NX PX ttl``, released only by the worker holding its token, so a slow
+worker can never release a lease another worker took after it expired. Every command
+is bounded by ``timeout`` whatever client is used; any Redis failure is raised as
+:class:`robots_async.StoreError` and a record that does not conform as
+:class:`robots_async.InvalidRecordError`: the cache then answers from its own fetch.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import math
 import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
 try:
     import redis.asyncio as aioredis
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
     from redis.exceptions import RedisError
 except ImportError as exc:  # pragma: no cover - exercised without redis installed
     raise ImportError(
@@ -27,16 +33,22 @@ except ImportError as exc:  # pragma: no cover - exercised without redis install
     ) from exc
 
 from .._errors import StoreError
+from .._records import decode, encode
 from .._store import Lease, StoredRobots
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
+    from collections.abc import Awaitable, Callable
+    from types import TracebackType
+
+    from typing_extensions import Self
 
     from .._url import Origin
 
 __all__ = ["RedisStore"]
 
 DAY = 86_400.0
+#: Commands in flight at once per store (at most the client pool's max_connections).
+_MAX_IN_FLIGHT = 64
 # Delete the lease only if it still holds our token (compare-and-delete).
 _RELEASE = """
 if redis.call("get", KEYS[1]) == ARGV[1] then
@@ -52,9 +64,10 @@ class RedisStore:
     :param client: a ``redis://`` URL or a ``redis.asyncio.Redis`` client (bytes
         responses; it is not closed by :meth:`aclose`).
     :param prefix: key prefix, so several crawls can share one database.
-    :param keep_for: how long a record outlives its expiry, so that a later fetch
-        can still fall back on its last good copy (RFC 9309 §2.3.1.4: 30 days).
-    :param timeout: socket timeout for a URL-built client, in seconds.
+    :param keep_for: how long a record is kept after it was written, so that a later
+        fetch can still fall back on its last good copy (RFC 9309 §2.3.1.4: 30 days).
+    :param timeout: seconds any one command may take, whatever the client's own
+        settings; also the socket timeouts of a client built from a URL.
     """
 
     def __init__(
@@ -65,9 +78,16 @@ class RedisStore:
         keep_for: float = 30 * DAY,
         timeout: float = 2.0,
     ) -> None:
+        _check_positive("timeout", timeout)
+        _check_positive("keep_for", keep_for)
         if isinstance(client, str):
+            # One attempt per command: the cache retries on its own schedule, and
+            # redis-py's default retries multiply a dead server's timeout.
             self._redis = aioredis.Redis.from_url(
-                client, socket_timeout=timeout, socket_connect_timeout=timeout
+                client,
+                socket_timeout=timeout,
+                socket_connect_timeout=timeout,
+                retry=Retry(NoBackoff(), 0),
             )
             self._owns = True
         else:
@@ -76,50 +96,45 @@ class RedisStore:
             self._redis = client
             self._owns = False
         self._prefix = prefix
+        pool_limit = self._redis.connection_pool.max_connections
+        self._in_flight = asyncio.Semaphore(min(pool_limit, _MAX_IN_FLIGHT))
         self._keep_for = keep_for
+        self._timeout = timeout
         self._release_script = self._redis.register_script(_RELEASE)
 
     async def get(self, origin: Origin) -> StoredRobots | None:
-        """The record for ``origin``, or None."""
-        fields = await self._call(self._redis.hgetall(self._key("rec", origin)))
+        """The record for ``origin``, or None.
+
+        :raises InvalidRecordError: for a record that does not conform to the schema.
+        """
+        key = self._key("rec", origin)
+        fields = await self._call(lambda: self._redis.hgetall(key))
         if not fields:
             return None
-        try:
-            metadata = json.loads(fields[b"meta"])
-            last_good = fields.get(b"last_good")
-            return StoredRobots.from_parts(metadata, fields.get(b"body", b""), last_good)
-        except (KeyError, ValueError, TypeError) as exc:
-            raise StoreError(f"unreadable record for {origin}: {exc}") from exc
+        return decode({_text(name): value for name, value in fields.items()})
 
     async def put(self, origin: Origin, record: StoredRobots) -> None:
-        """Store ``record`` until ``keep_for`` after it expires."""
+        """Replace the record of ``origin``, to be kept ``keep_for`` seconds."""
         key = self._key("rec", origin)
-        mapping: dict[str | bytes, str | bytes] = {
-            "meta": json.dumps(record.metadata()),
-            "body": record.body,
-        }
-        if record.last_good_body is not None:
-            mapping["last_good"] = record.last_good_body
-        lifetime = max(record.expires_at - time.time(), 1.0) + self._keep_for
+        mapping = encode(record)
         async with self._redis.pipeline(transaction=True) as pipe:
             # Commands on a pipeline are queued (their return value is the pipeline).
             _ = pipe.delete(key)
             _ = pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]
-            _ = pipe.pexpire(key, int(lifetime * 1000))
-            await self._call(pipe.execute())
+            _ = pipe.pexpire(key, int(self._keep_for * 1000))
+            await self._call(pipe.execute)
 
     async def acquire(self, origin: Origin, ttl: float) -> Lease | None:
         """``SET lease token NX PX ttl``: the lease, or None if another worker holds it."""
         token = secrets.token_hex(16)
-        taken = await self._call(
-            self._redis.set(self._key("lease", origin), token, nx=True, px=int(ttl * 1000))
-        )
+        key = self._key("lease", origin)
+        taken = await self._call(lambda: self._redis.set(key, token, nx=True, px=int(ttl * 1000)))
         return Lease(origin, token, time.time() + ttl) if taken else None
 
     async def release(self, lease: Lease) -> bool:
         """Release ``lease`` if it is still ours; False if it expired or was taken over."""
         keys = [self._key("lease", lease.origin)]
-        deleted = await self._call(self._release_script(keys=keys, args=[lease.token]))
+        deleted = await self._call(lambda: self._release_script(keys=keys, args=[lease.token]))
         return bool(deleted)
 
     async def aclose(self) -> None:
@@ -127,12 +142,42 @@ class RedisStore:
         if self._owns:
             await self._redis.aclose()
 
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
     def _key(self, kind: str, origin: Origin) -> str:
         return f"{self._prefix}:{kind}:{origin.scheme}://{origin.host}:{origin.port}"
 
-    @staticmethod
-    async def _call(awaitable: Awaitable[Any]) -> Any:
+    async def _call(self, command: Callable[[], Awaitable[Any]]) -> Any:
+        """Run ``command()`` within the timeout, counting the wait for a connection."""
         try:
-            return await awaitable
-        except (RedisError, OSError, asyncio.TimeoutError) as exc:
+            return await asyncio.wait_for(self._limited(command), self._timeout)
+        except asyncio.TimeoutError as exc:
+            raise StoreError(f"redis: no answer within {self._timeout:g} s") from exc
+        except (RedisError, OSError) as exc:
             raise StoreError(f"redis: {exc}") from exc
+
+    async def _limited(self, command: Callable[[], Awaitable[Any]]) -> Any:
+        # redis-py's default pool refuses a command beyond max_connections at once
+        # ("Too many connections"); queue instead, so a burst of checks waits.
+        async with self._in_flight:
+            return await command()
+
+
+def _text(name: bytes | str) -> str:
+    return name.decode("utf-8", "replace") if isinstance(name, bytes) else name
+
+
+def _check_positive(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"RedisStore {name} must be a positive number of seconds, not {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"RedisStore {name} must be finite, not {value!r}")

@@ -34,6 +34,10 @@ ROBOTS = b"User-agent: *\nDisallow: /private/\n"
 DISALLOW_ALL = b"User-agent: *\nDisallow: /\n"
 #: A run must not hang: every fetch ends within TOTAL_TIMEOUT, a few rounds of them.
 RUN_BOUND = 30.0
+#: The wait for a fetch slot counts against TOTAL_TIMEOUT: 200 fetches of DELAY
+#: through 64 slots would outlast it. A slot per origin keeps this a test of
+#: failures and cancellation (queueing: tests/pipeline/test_isolation.py).
+FETCH_SLOTS = ORIGINS
 
 
 def behaviour(index: int) -> str:
@@ -178,7 +182,11 @@ async def test_every_check_answered_and_each_origin_fetched_once(
 ) -> None:
     """2,000 concurrent checks: each answered as documented, one request per origin."""
     before = asyncio.all_tasks()
-    checker = ra.RobotsChecker(USER_AGENT, fetch_policy=policy(TOTAL_TIMEOUT, 1.0))
+    checker = ra.RobotsChecker(
+        USER_AGENT,
+        fetch_policy=policy(TOTAL_TIMEOUT, 1.0),
+        max_concurrent_fetches=FETCH_SLOTS,
+    )
     indices = [check % ORIGINS for check in range(CHECKS)]
     urls = [url_for(load_server, index, check) for check, index in enumerate(indices)]
     try:
@@ -209,7 +217,11 @@ async def test_cancelling_half_the_waiters_loses_no_answer(
     """Cancelling every other waiter mid-flight loses no other answer; one fetch each."""
     # The cancelled half includes the first caller of every fetch.
     before = asyncio.all_tasks()
-    checker = ra.RobotsChecker(USER_AGENT, fetch_policy=policy(TOTAL_TIMEOUT, 1.0))
+    checker = ra.RobotsChecker(
+        USER_AGENT,
+        fetch_policy=policy(TOTAL_TIMEOUT, 1.0),
+        max_concurrent_fetches=FETCH_SLOTS,
+    )
     # Checks 2k and 2k+1 share an origin: the even one asks first and is cancelled.
     indices = [(check // 2) % ORIGINS for check in range(CHECKS)]
     try:

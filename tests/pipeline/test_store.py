@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import pytest
 from aiohttp import web
 
 import robots_async as ra
+from robots_async import _records
 
 from .conftest import TOKEN
 
@@ -107,13 +111,13 @@ async def test_dead_lease_delays_until_it_expires(
     assert not await store.release(dead)  # the dead worker's lease is gone
     record = await store.get(origin)
     assert record is not None
-    assert record.rules == "body"
+    assert (record.status, record.body) == (200, RULES.encode())
 
 
 async def test_released_lease_without_record_does_not_stall_waiter(
     server: Server, make_cache: Callable[..., ra.RobotsCache]
 ) -> None:
-    """If the lease holder gives up (cancelled) without a record, a waiter fetches promptly."""
+    """If the lease holder gives up (closed) without a record, a waiter fetches promptly."""
     server.text("/robots.txt", RULES, delay=1.0)
     policy = ra.FetchPolicy.rfc9309(total_timeout=3.0)  # lease TTL 8 s
     store = ra.MemoryStore()
@@ -124,8 +128,11 @@ async def test_released_lease_without_record_does_not_stall_waiter(
     await asyncio.sleep(0.2)
     waiting = asyncio.create_task(waiter.get(origin))
     await asyncio.sleep(0.2)
-    holding.cancel()
-    await asyncio.gather(holding, return_exceptions=True)
+    # A caller's cancellation no longer stops a fetch others may share: closing the
+    # holder's cache does (its fetch task is cancelled, the lease given back).
+    await holder.aclose()
+    [gave_up] = await asyncio.gather(holding, return_exceptions=True)
+    assert isinstance(gave_up, ra.ClosedError)
     # The lease is free again at once; the waiter should not sit out the 8 s lease TTL.
     done, _ = await asyncio.wait({waiting}, timeout=4.0)
     if not done:
@@ -310,3 +317,249 @@ async def test_stale_record_after_store_outage_never_allows_all(
     # The origin is unreachable: the second worker may use the good copy or disallow
     # all, but never allow what the site's robots.txt forbids.
     assert not shared.robots.allowed("/private", robots_token=TOKEN)
+
+
+# --- records are observations, validated, judged by the reader ----------------------
+
+
+def observed(**changes: Any) -> ra.StoredRobots:
+    """A valid record of a 404 (allow all, if believed) fetched just now, changed."""
+    values: dict[str, Any] = {
+        "url": "http://127.0.0.1:1/robots.txt",
+        "final_url": "http://127.0.0.1:1/robots.txt",
+        "status": 404,
+        "error": None,
+        "fetched_at": time.time(),
+    }
+    values.update(changes)
+    return ra.StoredRobots(**values)
+
+
+async def test_shared_record_holds_observations_not_a_verdict(
+    server: Server, make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    """A shared record is status, caching headers, body and fetch time; no rules/TTL."""
+    headers = {"Cache-Control": "max-age=600", "ETag": '"abc"', "X-Other": "dropped"}
+    server.text("/robots.txt", RULES, headers=headers)
+    store = ra.MemoryStore()
+    cache = make_cache(store=store)
+    entry, _ = await cache.get(server.origin())
+    record = await store.get(server.origin())
+    assert record is not None
+    assert (record.status, record.error, record.body) == (200, None, RULES.encode())
+    shared = dict(record.headers)
+    assert shared.pop("Date")  # aiohttp adds one
+    assert shared == {"Cache-Control": "max-age=600", "ETag": '"abc"'}
+    assert record.fetched_at == entry.fetched_at
+    assert (record.last_good_body, record.last_good_at) == (RULES.encode(), entry.fetched_at)
+    assert set(record.metadata()) == set(_records._FIELDS)
+    assert "rules" not in record.metadata()
+    assert "expires_at" not in record.metadata()
+
+
+POISONED_OBJECTS = {
+    "body-str": observed(status=200, body="User-agent: *\nAllow: /\n"),
+    "body-memoryview": observed(status=200, body=memoryview(b"User-agent: *\nAllow: /\n")),
+    "last-good-str": observed(last_good_body="x", last_good_at=time.time() - 5),
+    "headers-dict": observed(headers={"Cache-Control": "max-age=60"}),
+    "fetched-at-none": observed(fetched_at=None),
+    "fetched-at-nan": observed(fetched_at=float("nan")),
+    "fetched-at-string": observed(fetched_at="2026-01-01"),
+    "status-999": observed(status=999),
+    "status-bool": observed(status=True),
+    "error-unknown": observed(status=None, error="allow-all"),
+    "hops-negative": observed(hops=-1),
+    "bytes-read-negative": observed(bytes_read=-10),
+    "not-a-record": {"status": 404},
+}
+
+
+@pytest.mark.parametrize("name", list(POISONED_OBJECTS))
+async def test_poisoned_memory_record_is_a_counted_miss_and_is_overwritten(
+    server: Server,
+    make_cache: Callable[..., ra.RobotsCache],
+    caplog: pytest.LogCaptureFixture,
+    name: str,
+) -> None:
+    """Whatever object a store hands back, one that does not conform is a miss: fetched,
+    counted once, logged once at WARNING, and replaced by a valid record."""
+    server.text("/robots.txt", RULES)
+    store = ra.MemoryStore()
+    origin = server.origin()
+    await store.put(origin, POISONED_OBJECTS[name])  # type: ignore[arg-type]
+    cache = make_cache(store=store)
+    with caplog.at_level(logging.WARNING, logger="robots_async"):
+        entry, _ = await cache.get(origin)
+    assert not entry.robots.allowed("/private", robots_token=TOKEN)
+    assert (cache.stats.store_invalid, cache.stats.store_errors, cache.stats.fetches) == (1, 0, 1)
+    assert len([r for r in caplog.records if "invalid record" in r.getMessage()]) == 1
+    record = await store.get(origin)
+    assert record is not None
+    assert _records.validate(record).body == RULES.encode()
+
+
+async def test_huge_failure_count_in_a_record_does_not_overflow(
+    make_cache: Callable[..., ra.RobotsCache], server: Server
+) -> None:
+    """A 503 record claiming 10**9 failures: the reader backs off max_error_ttl, no crash."""
+    store = ra.MemoryStore()
+    origin = server.origin()
+    now = time.time()
+    url = origin.robots_url
+    poisoned = observed(url=url, final_url=url, status=503, failures=10**9, unreachable_since=now)
+    await store.put(origin, poisoned)
+    cache = make_cache(store=store)
+    entry, _ = await cache.get(origin)
+    assert (entry.source, cache.stats.store_hits, server.count()) == ("unreachable", 1, 0)
+    assert not entry.robots.allowed("/a", robots_token=TOKEN)
+    assert entry.expires_at - entry.fetched_at == pytest.approx(cache.policy.max_error_ttl)
+
+
+async def test_max_bytes_none_with_a_store(
+    server: Server, make_checker: Callable[..., ra.RobotsChecker]
+) -> None:
+    """FetchPolicy(max_bytes=None) with a store: no TypeError; the body is shared whole."""
+    body = "User-agent: *\n" + "Allow: /x\n" * 60_000 + "Disallow: /private\n"  # > 512,000 B
+    server.text("/robots.txt", body)
+    store = ra.MemoryStore()
+    policy = ra.FetchPolicy(max_bytes=None)  # type: ignore[arg-type]
+    first = make_checker(store=store, fetch_policy=policy)
+    assert not await first.allowed(server.url("/private"))
+    second = make_checker(store=store, fetch_policy=policy)
+    assert not await second.allowed(server.url("/private"))
+    assert await second.allowed(server.url("/x"))
+    assert second.stats.cache.store_hits == 1
+    record = await store.get(server.origin())
+    assert record is not None
+    assert len(record.body) == len(body)
+    assert server.count() == 1
+
+
+class HangingStore(ra.MemoryStore):
+    """A MemoryStore whose chosen methods never answer (a store with no timeouts)."""
+
+    def __init__(self, *hang: str) -> None:
+        super().__init__()
+        self.hang = set(hang)
+
+    async def _maybe_hang(self, method: str) -> None:
+        if method in self.hang:
+            await asyncio.Event().wait()
+
+    async def get(self, origin: ra.Origin) -> ra.StoredRobots | None:
+        await self._maybe_hang("get")
+        return await super().get(origin)
+
+    async def put(self, origin: ra.Origin, record: ra.StoredRobots) -> None:
+        await self._maybe_hang("put")
+        await super().put(origin, record)
+
+
+@pytest.mark.parametrize("hang", ["get", "put"])
+async def test_store_that_never_answers_is_bounded_by_the_cache(
+    server: Server, make_cache: Callable[..., ra.RobotsCache], hang: str
+) -> None:
+    """Any store call is cut at the store timeout (2 s): the check is answered locally,
+    the failure counted, and a lease taken is released."""
+    server.text("/robots.txt", RULES)
+    store = HangingStore(hang)
+    cache = make_cache(store=store)
+    start = time.monotonic()
+    entry, _ = await asyncio.wait_for(cache.get(server.origin()), 30)
+    took = time.monotonic() - start
+    assert 1.5 < took < 5.0
+    assert entry.source == "fetched"
+    assert not entry.robots.allowed("/private", robots_token=TOKEN)
+    assert cache.stats.store_errors == 1
+    assert server.count() == 1
+    assert await store.acquire(server.origin(), 5.0) is not None  # no lease left behind
+
+
+@pytest.mark.parametrize(
+    ("writer", "reader"),
+    [
+        pytest.param({"max_hops": 1}, {}, id="writer-stopped-redirects-earlier"),
+        pytest.param({}, {"max_hops": 1}, id="writer-followed-more-redirects"),
+        pytest.param({"max_bytes": 40}, {}, id="writer-cut-the-body-shorter"),
+    ],
+)
+async def test_record_made_under_other_fetch_limits_is_not_used(
+    server: Server,
+    make_checker: Callable[..., ra.RobotsChecker],
+    writer: dict[str, Any],
+    reader: dict[str, Any],
+) -> None:
+    """A record the reader's own fetch limits would have ended differently is not used:
+    the reader fetches and answers as it would alone."""
+    body = "User-agent: *\n" + "# padding line\n" * 5 + "Disallow: /private\n"
+    server.redirect("/robots.txt", "/r1")
+    server.redirect("/r1", "/r2")
+    server.text("/r2", body)
+    store = ra.MemoryStore()
+    first = make_checker(store=store, fetch_policy=ra.FetchPolicy.rfc9309(**writer))
+    alone = make_checker(fetch_policy=ra.FetchPolicy.rfc9309(**reader))
+    second = make_checker(store=store, fetch_policy=ra.FetchPolicy.rfc9309(**reader))
+    await first.allowed(server.url("/private"))
+    expected = await alone.allowed(server.url("/private"))
+    assert await second.allowed(server.url("/private")) is expected
+    assert second.stats.cache.store_hits == 0
+    assert second.stats.cache.fetches == 1
+    assert server.count() == 3
+
+
+@pytest.mark.parametrize(
+    ("changes", "policy", "unlike"),
+    [
+        ({"error": "redirect-limit", "status": 301, "hops": 3}, {}, "stopped after 2"),
+        ({"error": "redirect-limit", "status": 301, "hops": 6}, {}, None),
+        ({"error": "redirect-limit", "status": 301, "hops": 6}, {"max_hops": 3}, None),
+        ({"hops": 6}, {}, "6 redirects followed"),
+        ({"hops": 5}, {}, None),
+        ({"error": "blocked-redirect", "status": 302, "hops": 1}, {}, "guard"),
+        ({"final_url": "https://other.test/robots.txt"}, {}, None),
+        (
+            {"final_url": "https://other.test/robots.txt"},
+            {"cross_origin_redirects": False},
+            "another origin",
+        ),
+        ({"truncated": True, "body": b"x" * 100}, {}, "cut at 100"),
+        ({"truncated": True, "body": b"x" * 100}, {"max_bytes": 100}, None),
+        ({"truncated": True, "body": b"x" * 100}, {"max_bytes": 50}, None),
+    ],
+)
+def test_unlike_own_fetch_table(
+    changes: dict[str, Any], policy: dict[str, Any], unlike: str | None
+) -> None:
+    """Which observations a reader's fetch limits could have made differently."""
+    record = observed(
+        status=200, url="https://example.test/robots.txt", final_url="https://example.test/x"
+    )
+    record = dataclasses.replace(record, **changes)
+    reason = _records.unlike_own_fetch(_records.validate(record), ra.FetchPolicy(**policy))
+    if unlike is None:
+        assert reason is None
+    else:
+        assert reason is not None
+        assert unlike in reason
+
+
+async def test_record_claiming_a_huge_size_cannot_flush_the_readers_cache(
+    server: Server, make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    """bytes_read is a claim: the reader accounts the body it holds, so a record saying
+    10**15 bytes cannot push its other entries out of the memory bound."""
+    server.text("/robots.txt", RULES)
+    store = ra.MemoryStore()
+    cache = make_cache(store=store, max_memory=1_000_000)
+    await cache.get(server.origin())  # a local entry
+    other = ra.Origin.from_url("http://127.0.0.1:1/")
+    url = other.robots_url
+    body = b"User-agent: *\nDisallow: /\n"
+    claim = observed(url=url, final_url=url, status=200, body=body, bytes_read=10**15)
+    await store.put(other, claim)
+    entry, _ = await cache.get(other)
+    assert not entry.robots.allowed("/a", robots_token=TOKEN)
+    assert cache.stats.store_hits == 1
+    assert cache.stats.evictions == 0
+    assert cache.peek(server.origin()) is not None
+    assert cache.stats.memory < 1_000_000

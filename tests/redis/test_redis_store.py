@@ -28,25 +28,23 @@ QUICK = 3.0
 
 
 def record(**changes: Any) -> ra.StoredRobots:
-    """A StoredRobots of a 2xx fetch, expiring in an hour unless changed."""
+    """A StoredRobots of a 2xx fetch made just now, unless changed."""
     now = time.time()
     values: dict[str, Any] = {
         "url": "http://shop.example.test:8080/robots.txt",
         "final_url": "http://shop.example.test:8080/robots.txt",
         "status": 200,
         "error": None,
+        "fetched_at": now,
+        "headers": (("Cache-Control", "max-age=3600"), ("ETag", '"v1"')),
         "hops": 0,
         "bytes_read": len(ROBOTS),
         "truncated": False,
-        "source": "fetched",
-        "rules": "body",
-        "fetched_at": now,
-        "expires_at": now + 3600,
         "failures": 0,
         "unreachable_since": None,
-        "last_good_at": now,
         "body": ROBOTS,
         "last_good_body": ROBOTS,
+        "last_good_at": now,
     }
     values.update(changes)
     return ra.StoredRobots(**values)
@@ -106,7 +104,10 @@ async def test_round_trip_keeps_metadata_and_bodies_as_json_and_bytes(
     assert await raw.type(key) == b"hash"
     fields = await raw.hgetall(key)
     assert set(fields) == {b"meta", b"body", b"last_good"}
-    assert json.loads(fields[b"meta"]) == rec.metadata()
+    meta = json.loads(fields[b"meta"])
+    assert meta == rec.metadata()
+    assert (meta["schema"], meta["v"]) == ("robots_async.record", 1)
+    assert meta["headers"] == {"Cache-Control": "max-age=3600", "ETag": '"v1"'}
     assert fields[b"body"] == body
     assert fields[b"last_good"] == ROBOTS + b"# older\n"
 
@@ -117,8 +118,15 @@ async def test_record_without_last_good_body_replaces_one_with(
     """A put replaces the whole hash: a record without last_good drops the old field."""
     store = make_store()
     await store.put(ORIGIN, record())
+    now = time.time()
     unreachable = record(
-        status=503, source="unreachable", rules="disallow-all", body=b"", last_good_body=None
+        status=503,
+        body=b"",
+        failures=1,
+        unreachable_since=now,
+        last_good_body=None,
+        last_good_at=None,
+        fetched_at=now,
     )
     await store.put(ORIGIN, unreachable)
     assert await store.get(ORIGIN) == unreachable
@@ -131,19 +139,20 @@ async def test_get_of_unknown_origin_is_none(make_store: Callable[..., RedisStor
     assert await make_store().get(ORIGIN) is None
 
 
-async def test_put_sets_key_expiry_to_expiry_plus_keep_for(
+async def test_put_sets_key_expiry_to_keep_for(
     make_store: Callable[..., RedisStore], raw: aioredis.Redis, prefix: str
 ) -> None:
-    """The record key's PTTL is about expires_at - now + keep_for (at least 1 s + keep_for)."""
+    """The record key's PTTL is keep_for from the write, whatever the record says."""
     store = make_store(keep_for=100.0)
-    await store.put(ORIGIN, record(expires_at=time.time() + 50))
+    await store.put(ORIGIN, record(headers=(("Cache-Control", "max-age=50"),)))
     [key] = await keys(raw, prefix)
     pttl = await raw.pttl(key)
-    assert 148_000 < pttl <= 150_000
-    # A record already expired still lives keep_for (and a second) for its last good copy.
-    await store.put(ORIGIN, record(expires_at=time.time() - 500))
+    assert 99_000 < pttl <= 100_000
+    # An old record is kept as long (its last good copy may still serve a reader).
+    old = time.time() - 5 * 86_400
+    await store.put(ORIGIN, record(fetched_at=old, last_good_at=old))
     pttl = await raw.pttl(key)
-    assert 100_000 < pttl <= 101_000
+    assert 99_000 < pttl <= 100_000
 
 
 async def test_unreadable_record_raises_store_error_and_cache_replaces_it(
@@ -153,17 +162,19 @@ async def test_unreadable_record_raises_store_error_and_cache_replaces_it(
     prefix: str,
     sites: Sites,
 ) -> None:
-    """Garbage under a record key is a StoreError; a checker fetches and overwrites it."""
+    """Garbage under a record key is an InvalidRecordError; a checker fetches and
+    overwrites it (a miss, counted as invalid, not as a store failure)."""
     store = make_store()
     [site] = await sites.add()
     await store.put(site.origin, record())
     [key] = await keys(raw, prefix)
     await raw.hset(key, "meta", b"\x80\x04not json")
-    with pytest.raises(ra.StoreError):
+    with pytest.raises(ra.InvalidRecordError, match="meta: not JSON"):
         await store.get(site.origin)
     checker = make_checker(store)
     assert not await checker.allowed(site.url("/private/x"))
-    assert checker.stats.cache.store_errors >= 1
+    assert checker.stats.cache.store_invalid == 1
+    assert checker.stats.cache.store_errors == 0
     assert site.count() == 1
     fixed = await store.get(site.origin)
     assert fixed is not None
@@ -480,13 +491,10 @@ async def test_stale_copy_and_error_backoff_are_shared(
     assert await second.allowed(site.url("/public"))
     shared = await store.get(site.origin)
     assert shared is not None
-    assert (shared.source, shared.rules, shared.failures, shared.status) == (
-        "stale",
-        "last-good",
-        1,
-        503,
-    )
+    assert (shared.status, shared.failures, shared.body) == (503, 1, b"")
     assert shared.last_good_body == ROBOTS
+    assert shared.last_good_at is not None
+    assert shared.last_good_at < shared.fetched_at
     # The first checker's own copy expired: it takes the 503 record instead of fetching.
     again = await first.explain(site.url("/private/x"))
     assert (again.source, again.allowed) == ("stale", False)

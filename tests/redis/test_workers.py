@@ -161,3 +161,22 @@ async def test_workers_survive_a_redis_restart(
     # Connections pooled before the outage may fail once more when first reused;
     # the store is in use again (checked by shared() above), not failing throughout.
     assert total(back, "store_errors") - total(down, "store_errors") < n * per_batch
+
+
+async def test_yandex_worker_503s_do_not_open_origins_for_default_workers(
+    redis_server: RedisServer, prefix: str, sites: Sites, start_worker: StartWorker
+) -> None:
+    """Two processes, one prefix: a yandex-preset worker checks 50 origins answering 503
+    (it allows all); a default worker then reads every shared record and disallows."""
+    origins = await sites.add(50, status=503, body=b"down")
+    common = ("--redis-url", redis_server.url, "--prefix", prefix)
+    lax = await start_worker(*common, "--fetch-policy", "yandex")
+    strict = await start_worker(*common)
+    urls = urls_for(origins)
+    lax_report = await lax.run(urls, seed=1)
+    assert set(lax_report["verdicts"].values()) == {True}
+    strict_report = await strict.run(urls, seed=2)
+    assert set(strict_report["verdicts"].values()) == {False}
+    assert strict_report["cache"]["store_hits"] == 50
+    assert strict_report["cache"]["fetches"] == 0
+    assert sites.total() == 50

@@ -1,6 +1,7 @@
 """Test worker: a RobotsChecker (on a RedisStore unless --no-store) checking batches of URLs.
 
     python worker.py --redis-url URL --prefix P [--no-store] [--total-timeout S]
+                     [--fetch-policy PRESET]
 
 Prints ``{"ready": true}``, then for every JSON line ``{"urls": [...], "seed": n}`` on
 stdin checks all the URLs concurrently (in the order ``seed`` shuffles them to) and
@@ -32,6 +33,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--prefix", required=True)
     parser.add_argument("--no-store", action="store_true", help="local cache only")
     parser.add_argument("--total-timeout", type=float, default=30.0)
+    parser.add_argument(
+        "--fetch-policy",
+        default="rfc9309",
+        choices=["rfc9309", "googlebot", "yandex", "legacy_allow_on_error"],
+        help="FetchPolicy preset",
+    )
     parser.add_argument("--redis-timeout", type=float, default=2.0)
     parser.add_argument("--concurrency", type=int, default=64)
     return parser.parse_args(argv)
@@ -56,7 +63,7 @@ async def main(argv: list[str]) -> None:
     checker = ra.RobotsChecker(
         USER_AGENT,
         store=store,
-        fetch_policy=ra.FetchPolicy(total_timeout=args.total_timeout),
+        fetch_policy=getattr(ra.FetchPolicy, args.fetch_policy)(total_timeout=args.total_timeout),
         max_concurrent_fetches=args.concurrency,
     )
     loop = asyncio.get_running_loop()
