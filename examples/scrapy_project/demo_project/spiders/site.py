@@ -1,4 +1,15 @@
-"""Follow links within the start site; robots.txt is enforced by the middleware."""
+"""Follow links within the start site; robots.txt is enforced by the middleware.
+
+Offline, against a local site (the examples directory, with its robots.txt, served
+on 127.0.0.1), from the repository root::
+
+    python -m http.server 8000 --bind 127.0.0.1 --directory examples &
+    cd examples/scrapy_project && scrapy crawl site -a start=http://127.0.0.1:8000/ -O pages.jsonl
+
+or online: ``scrapy crawl site -a start=https://example.org/``. The crawl's stats
+(printed at the end) show one robots.txt request for the site and the
+``robotsasync/*`` counters.
+"""
 
 from __future__ import annotations
 
