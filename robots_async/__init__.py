@@ -15,6 +15,8 @@ from ._cache import CacheEntry, CacheStats, RobotsCache
 from ._checker import CheckerStats, Decision, RobotsChecker
 from ._errors import (
     ClosedError,
+    ConfigurationError,
+    ConfigurationTypeError,
     EventLoopError,
     InvalidRecordError,
     InvalidURLError,
@@ -22,10 +24,10 @@ from ._errors import (
     RobotsError,
     StoreError,
 )
-from ._fetch_policy import FetchPolicy, Resolution
+from ._fetch_policy import FetchPolicy, FetchPolicyName, Resolution
 from ._outcome import FetchOutcome
 from ._parser import DEFAULT_MAX_BYTES, MAX_LINE_BYTES, RobotsParser, parse
-from ._policy import FIRST_MATCH, GOOGLE, GOOGLE_REFERENCE, RFC9309, MatchPolicy
+from ._policy import FIRST_MATCH, GOOGLE, GOOGLE_REFERENCE, RFC9309, MatchPolicy, PolicyName
 from ._robots import RobotsTxt
 from ._rules import CleanParam, Group, ParseWarning, RequestRate, Rule, Verdict, VisitTime
 from ._store import Lease, MemoryStore, RobotsStore, StoredRobots
@@ -47,12 +49,15 @@ __all__ = [
     "CheckerStats",
     "CleanParam",
     "ClosedError",
+    "ConfigurationError",
+    "ConfigurationTypeError",
     "DEFAULT_MAX_BYTES",
     "Decision",
     "EventLoopError",
     "FIRST_MATCH",
     "FetchOutcome",
     "FetchPolicy",
+    "FetchPolicyName",
     "Fetcher",
     "GOOGLE",
     "GOOGLE_REFERENCE",
@@ -66,6 +71,7 @@ __all__ = [
     "MemoryStore",
     "Origin",
     "ParseWarning",
+    "PolicyName",
     "RFC9309",
     "RequestRate",
     "Resolution",

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
+from ._config import check_cache
 from ._errors import ClosedError, EventLoopError, InvalidRecordError, StoreError
 from ._fetch_policy import FetchPolicy, Resolution, Source
 from ._http import max_age, retry_after
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from ._fetcher import Fetcher
-    from ._policy import MatchPolicy
+    from ._policy import MatchPolicy, PolicyName
     from ._store import Lease, RobotsStore
     from ._url import Origin
 
@@ -145,11 +146,18 @@ class RobotsCache:
         max_concurrent_fetches: int = 64,
         clock: Callable[[], float] = time.time,
         store: RobotsStore | None = None,
-        match_policy: str | MatchPolicy = "google",
+        match_policy: PolicyName | MatchPolicy = "google",
         robots_token: str = "*",
     ) -> None:
-        if max_entries < 1 or max_memory < 1 or max_concurrent_fetches < 1:
-            raise ValueError("max_entries, max_memory and max_concurrent_fetches must be >= 1")
+        check_cache(
+            "RobotsCache",
+            policy=policy,
+            match_policy=match_policy,
+            max_entries=max_entries,
+            max_memory=max_memory,
+            max_concurrent_fetches=max_concurrent_fetches,
+            robots_token=robots_token,
+        )
         self._fetcher = fetcher
         self._policy = policy or FetchPolicy()
         self._max_entries = max_entries

@@ -14,6 +14,7 @@ from urllib.parse import urljoin
 
 from ._agent import require_token
 from ._cache import CacheEntry, CacheStats, RobotsCache
+from ._config import check_checker
 from ._errors import ClosedError, EventLoopError
 from ._fetch_policy import FetchPolicy, Source
 from ._url import Origin
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
     from ._fetcher import Fetcher
     from ._outcome import FetchOutcome
-    from ._policy import MatchPolicy
+    from ._policy import MatchPolicy, PolicyName
     from ._rules import RequestRate, Verdict
     from ._store import RobotsStore
     from ._usage import UsagePreferences
@@ -111,7 +112,7 @@ class RobotsChecker:
         cache: RobotsCache | None = None,
         fetcher: Fetcher | None = None,
         fetch_policy: FetchPolicy | None = None,
-        policy: str | MatchPolicy = "google",
+        policy: PolicyName | MatchPolicy = "google",
         store: RobotsStore | None = None,
         max_delay: float = 30.0,
         max_concurrent_fetches: int = 64,
@@ -120,8 +121,17 @@ class RobotsChecker:
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
+        self._token = check_checker(
+            user_agent=user_agent,
+            robots_token=robots_token,
+            policy=policy,
+            fetch_policy=fetch_policy,
+            max_delay=max_delay,
+            max_concurrent_fetches=max_concurrent_fetches,
+            max_entries=max_entries,
+            max_memory=max_memory,
+        )
         self._user_agent = user_agent
-        self._token = robots_token if robots_token is not None else require_token(user_agent)
         fetch_policy = fetch_policy or (cache.policy if cache else FetchPolicy())
         if fetcher is None:
             from ._fetcher import AiohttpFetcher  # aiohttp is imported on first use only

@@ -7,6 +7,8 @@ misuse of the API and for adapters that must refuse a request::
     RobotsError                          base of everything raised here
     ├── InvalidURLError(ValueError)      not an absolute http(s) URL
     ├── InvalidUserAgentError(ValueError) no usable product token in a User-Agent
+    ├── ConfigurationError(ValueError)   a setting refused at construction
+    │   └── ConfigurationTypeError(TypeError)  ... because its type is wrong
     ├── ClosedError(RuntimeError)        parser, cache or checker used after close
     ├── EventLoopError(RuntimeError)     cache or checker used in a second event loop
     ├── StoreError                       a shared store failed (the cache carries on locally)
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 __all__ = [
     "ClosedError",
+    "ConfigurationError",
+    "ConfigurationTypeError",
     "EventLoopError",
     "InvalidRecordError",
     "InvalidURLError",
@@ -67,3 +71,22 @@ class EventLoopError(RobotsError, RuntimeError):
     Its fetches, connections and in-flight tasks belong to that loop (each
     ``asyncio.run()`` makes a new one): create the checker inside the loop using it.
     """
+
+
+class ConfigurationError(RobotsError, ValueError):
+    """Raised at construction for a setting outside its accepted values.
+
+    Bad configuration fails loudly and early, never as a silent verdict later:
+    ``setting`` names it, ``value`` is what was given, ``accepted`` says what is
+    allowed (also in the message).
+    """
+
+    def __init__(self, setting: str, value: object, accepted: str) -> None:
+        super().__init__(f"{setting}={value!r} is not accepted: expected {accepted}")
+        self.setting = setting
+        self.value = value
+        self.accepted = accepted
+
+
+class ConfigurationTypeError(ConfigurationError, TypeError):
+    """A :class:`ConfigurationError` for a setting of the wrong type (also a TypeError)."""

@@ -8,14 +8,25 @@ decides. Presets: ``rfc9309()`` (default), ``googlebot()``, ``yandex()`` and
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypedDict
 
+from ._config import check_fetch_policy, choice
 from ._robots import RobotsTxt
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from ._outcome import FetchOutcome
 
-__all__ = ["LOCAL_LIMIT_TTL", "FetchPolicy", "Resolution", "Source"]
+__all__ = [
+    "FETCH_POLICY_NAMES",
+    "LOCAL_LIMIT_TTL",
+    "FetchPolicy",
+    "FetchPolicyChanges",
+    "FetchPolicyName",
+    "Resolution",
+    "Source",
+]
 
 MINUTE = 60.0
 HOUR = 3600.0
@@ -23,6 +34,14 @@ DAY = 86_400.0
 
 #: How the rules in use were obtained.
 Source = Literal["fetched", "unavailable", "unreachable", "stale"]
+#: The presets' names (the CLI's ``--fetch-policy``, Scrapy's ``ROBOTSASYNC_FETCH_POLICY``).
+FetchPolicyName = Literal["rfc9309", "googlebot", "yandex", "legacy-allow-on-error"]
+FETCH_POLICY_NAMES: tuple[FetchPolicyName, ...] = (
+    "rfc9309",
+    "googlebot",
+    "yandex",
+    "legacy-allow-on-error",
+)
 
 #: Seconds a verdict caused by our own limits (no fetch slot, no descriptor) is kept
 #: before the fetch is tried again: soon, since the site did nothing wrong.
@@ -57,8 +76,8 @@ class FetchPolicy:
     name: str = "rfc9309"
     #: Redirects followed at most (RFC 9309 §2.3.1.2: at least five).
     max_hops: int = 5
-    #: Decoded body bytes parsed at most (RFC 9309 §2.5: at least 500 KiB).
-    max_bytes: int = 512_000
+    #: Decoded body bytes parsed at most (RFC 9309 §2.5: at least 500 KiB); None: no limit.
+    max_bytes: int | None = 512_000
     connect_timeout: float = 10.0
     #: Whole fetch, all hops and the body included.
     total_timeout: float = 30.0
@@ -87,30 +106,57 @@ class FetchPolicy:
     block_private_redirects: bool = False
 
     @classmethod
-    def rfc9309(cls, **changes: object) -> FetchPolicy:
+    def rfc9309(cls, **changes: Unpack[FetchPolicyChanges]) -> FetchPolicy:
         """RFC 9309 (the default): unreachable means disallow, a good copy excepted."""
-        return replace(cls(), **changes)  # type: ignore[arg-type]
+        return replace(cls(), **changes)
 
     @classmethod
-    def googlebot(cls, **changes: object) -> FetchPolicy:
+    def googlebot(cls, **changes: Unpack[FetchPolicyChanges]) -> FetchPolicy:
         """Google's documented behaviour during an outage.
 
         The first 12 hours disallow all; then the last good copy is used, or with
         none the site is treated as having no robots.txt; after 30 days allow all.
         """
         base = cls(name="googlebot", outage_hold=12 * HOUR, outage_give_up=30 * DAY)
-        return replace(base, **changes)  # type: ignore[arg-type]
+        return replace(base, **changes)
 
     @classmethod
-    def yandex(cls, **changes: object) -> FetchPolicy:
+    def yandex(cls, **changes: Unpack[FetchPolicyChanges]) -> FetchPolicy:
         """Yandex: any response but 2xx (errors included) means "open for indexing"."""
         base = cls(name="yandex", unreachable="allow", stale_max_age=0.0)
-        return replace(base, **changes)  # type: ignore[arg-type]
+        return replace(base, **changes)
 
     @classmethod
-    def legacy_allow_on_error(cls, **changes: object) -> FetchPolicy:
+    def legacy_allow_on_error(cls, **changes: Unpack[FetchPolicyChanges]) -> FetchPolicy:
         """Scrapy's and older crawlers' reading: an error allows all (a good copy first)."""
-        return replace(cls(name="legacy-allow-on-error", unreachable="allow"), **changes)  # type: ignore[arg-type]
+        return replace(cls(name="legacy-allow-on-error", unreachable="allow"), **changes)
+
+    @classmethod
+    def preset(
+        cls,
+        name: FetchPolicyName,
+        /,
+        *,
+        setting: str = "fetch policy",
+        **changes: Unpack[FetchPolicyChanges],
+    ) -> FetchPolicy:
+        """The preset called ``name`` (see ``FETCH_POLICY_NAMES``) with ``changes``.
+
+        :raises ConfigurationError: for an unknown name, naming ``setting``.
+        """
+        name = choice(setting, name, FETCH_POLICY_NAMES)
+        base = {
+            "rfc9309": cls.rfc9309,
+            "googlebot": cls.googlebot,
+            "yandex": cls.yandex,
+            "legacy-allow-on-error": cls.legacy_allow_on_error,
+        }[name]
+        return base(**changes)
+
+    def __post_init__(self) -> None:
+        # Fail loudly at construction: a bad limit must not become a silent verdict
+        # (or an OverflowError from the event loop) at the first check.
+        check_fetch_policy(self)
 
     def resolve(
         self,
@@ -165,7 +211,9 @@ class FetchPolicy:
         if outcome.retry_after is not None:
             ttl = self._clamp(outcome.retry_after)
         else:
-            ttl = min(self.error_ttl * 2 ** (failures - 1), self.max_error_ttl)
+            # The exponent is capped: 2.0 ** 1024 overflows a float, and a site can
+            # fail that many times in a row in a long-running crawl.
+            ttl = min(self.error_ttl * 2.0 ** min(failures - 1, 64), self.max_error_ttl)
         return Resolution(robots, source, ttl, failures, since, last_good, last_good_at)
 
     def _rules_while_unreachable(
@@ -192,3 +240,25 @@ class FetchPolicy:
 
     def _clamp(self, ttl: float) -> float:
         return min(max(ttl, self.min_ttl), self.max_ttl)
+
+
+class FetchPolicyChanges(TypedDict, total=False):
+    """The keyword arguments of the presets: FetchPolicy's fields, checked by mypy."""
+
+    name: str
+    max_hops: int
+    max_bytes: int | None
+    connect_timeout: float
+    total_timeout: float
+    forbidden: Literal["allow", "disallow"]
+    unreachable: Literal["allow", "disallow"]
+    stale_max_age: float
+    outage_hold: float | None
+    outage_give_up: float | None
+    ttl: float
+    min_ttl: float
+    max_ttl: float
+    error_ttl: float
+    max_error_ttl: float
+    cross_origin_redirects: bool
+    block_private_redirects: bool

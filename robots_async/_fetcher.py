@@ -18,12 +18,13 @@ from ._errors import ClosedError
 from ._fetch_policy import FetchPolicy
 from ._http import RedirectChain, is_redirect
 from ._parser import RobotsParser
+from ._policy import get_policy
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ._outcome import ErrorKind, FetchOutcome
-    from ._policy import MatchPolicy
+    from ._policy import MatchPolicy, PolicyName
     from ._robots import RobotsTxt
 
 __all__ = ["AiohttpFetcher", "Fetcher", "classify_error"]
@@ -61,13 +62,13 @@ class AiohttpFetcher:
         *,
         user_agent: str,
         policy: FetchPolicy | None = None,
-        match_policy: str | MatchPolicy = "google",
+        match_policy: PolicyName | MatchPolicy = "google",
         headers: Mapping[str, str] | None = None,
     ) -> None:
         self._session = session
         self._owns_session = session is None
         self._policy = policy or FetchPolicy()
-        self._match_policy = match_policy
+        self._match_policy = get_policy(match_policy, setting="AiohttpFetcher.match_policy")
         self._headers = {**(headers or {}), "User-Agent": user_agent}
         self._closed = False
 

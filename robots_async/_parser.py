@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from ._errors import ClosedError
-from ._policy import MatchPolicy, get_policy
+from ._policy import MatchPolicy, PolicyName, get_policy
 from ._rules import (
     ALLOW,
     CLEAN_PARAM,
@@ -139,7 +139,10 @@ class RobotsParser:
     )
 
     def __init__(
-        self, policy: str | MatchPolicy = "google", *, max_bytes: int | None = DEFAULT_MAX_BYTES
+        self,
+        policy: PolicyName | MatchPolicy = "google",
+        *,
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
     ) -> None:
         self._max_bytes = _byte_limit(max_bytes)
         self._policy = get_policy(policy)
@@ -366,7 +369,7 @@ def _encode(text: str) -> bytes:
 def parse(
     body: bytes | str,
     *,
-    policy: str | MatchPolicy = "google",
+    policy: PolicyName | MatchPolicy = "google",
     max_bytes: int | None = DEFAULT_MAX_BYTES,
 ) -> RobotsTxt:
     """Parse a whole robots.txt body (``str`` is encoded as UTF-8).

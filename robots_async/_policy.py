@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, get_args
+
+from ._errors import ConfigurationError, ConfigurationTypeError
 
 __all__ = [
     "FIRST_MATCH",
@@ -20,12 +22,15 @@ __all__ = [
     "GOOGLE_REFERENCE",
     "RFC9309",
     "MatchPolicy",
+    "POLICY_NAMES",
     "PolicyName",
     "get_policy",
     "normalise_patterns",
 ]
 
+#: The names of the matching presets (a ``policy`` argument takes one or a MatchPolicy).
 PolicyName = Literal["google", "google-reference", "rfc9309", "first-match"]
+POLICY_NAMES: tuple[PolicyName, ...] = get_args(PolicyName)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,20 +93,24 @@ FIRST_MATCH = replace(RFC9309, name="first-match", first_match=True)
 _PRESETS = {p.name: p for p in (GOOGLE, GOOGLE_REFERENCE, RFC9309, FIRST_MATCH)}
 
 
-def get_policy(policy: str | MatchPolicy) -> MatchPolicy:
+def get_policy(policy: object, *, setting: str = "policy") -> MatchPolicy:
     """Return the preset named ``policy`` (or ``policy`` itself if already one).
 
-    :raises ValueError: for an unknown name; :raises TypeError: for another type.
+    Typed ``object`` so that adapters can pass a raw setting: this is its check.
+    ``setting`` is the name the error gives it (e.g. ``ROBOTSASYNC_POLICY``).
+
+    :raises ConfigurationError: for an unknown name (a ValueError);
+        :raises ConfigurationTypeError: for another type (a TypeError).
     """
     if isinstance(policy, MatchPolicy):
         return policy
+    accepted = "one of " + ", ".join(repr(name) for name in POLICY_NAMES) + " or a MatchPolicy"
     if not isinstance(policy, str):
-        raise TypeError(f"policy must be a name or MatchPolicy, not {type(policy).__name__}")
+        raise ConfigurationTypeError(setting, policy, accepted)
     try:
         return _PRESETS[policy]
     except KeyError:
-        names = ", ".join(sorted(_PRESETS))
-        raise ValueError(f"unknown policy {policy!r}; choose one of {names}") from None
+        raise ConfigurationError(setting, policy, accepted) from None
 
 
 _PCT_HEX = re.compile(rb"%[0-9A-Fa-f]{2}")
