@@ -102,8 +102,12 @@ class FetchPolicy:
     max_error_ttl: float = HOUR
     #: Follow redirects to other hosts (RFC 9309 §2.3.1.2 says crawlers SHOULD).
     cross_origin_redirects: bool = True
-    #: Refuse redirects to loopback, private and link-local addresses (SSRF guard).
-    block_private_redirects: bool = False
+    #: SSRF guard: "block" refuses a redirect from a public address to a non-public
+    #: one (loopback, private, link-local, CGNAT, unique-local, cloud metadata,
+    #: reserved, multicast), checked on the address the connection uses; a refused
+    #: hop is error "blocked-redirect" (unreachable: disallow all). A non-public origin
+    #: may still redirect within non-public space. "allow" follows any redirect.
+    private_redirects: Literal["block", "allow"] = "block"
 
     @classmethod
     def rfc9309(cls, **changes: Unpack[FetchPolicyChanges]) -> FetchPolicy:
@@ -261,4 +265,4 @@ class FetchPolicyChanges(TypedDict, total=False):
     error_ttl: float
     max_error_ttl: float
     cross_origin_redirects: bool
-    block_private_redirects: bool
+    private_redirects: Literal["block", "allow"]

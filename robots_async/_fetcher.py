@@ -4,25 +4,39 @@
 checked), streams the body into :class:`RobotsParser` and stops at ``max_bytes``
 of *decoded* data (a gzip bomb ends there), all within one total deadline. Whatever
 happens is returned as a :class:`FetchOutcome`; nothing is raised.
+
+Its own session closes every connection after its response (one request per origin
+per TTL: keep-alive would only hold descriptors), resolves names with c-ares
+(``_resolver``) and guards redirects from public to non-public addresses on the
+address each connection is given (``FetchPolicy.private_redirects``). A connection
+that fails for want of descriptors or buffers is our limit, reported as
+"local-limit", never as the site's verdict.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import socket
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import aiohttp
+from yarl import URL
 
-from ._errors import ClosedError
+from ._addresses import ip_or_none, is_public
+from ._errors import ClosedError, ConfigurationError
 from ._fetch_policy import FetchPolicy
 from ._http import RedirectChain, is_redirect
 from ._parser import RobotsParser
 from ._policy import get_policy
+from ._resolver import GUARD, BlockedAddressError, GuardedResolver, HopGuard
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
 
+    from aiohttp.abc import AbstractResolver
+
+    from ._addresses import PublicAddress
     from ._outcome import ErrorKind, FetchOutcome
     from ._policy import MatchPolicy, PolicyName
     from ._robots import RobotsTxt
@@ -30,6 +44,9 @@ if TYPE_CHECKING:
 __all__ = ["AiohttpFetcher", "Fetcher", "classify_error"]
 
 _CHUNK = 64 * 1024
+#: Errors of a connection attempt that say our process or host ran out of something
+#: (descriptors, buffers), not that the site failed.
+_LOCAL_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 
 
 @runtime_checkable
@@ -54,6 +71,16 @@ class AiohttpFetcher:
     :param policy: limits and timeouts (:class:`FetchPolicy`).
     :param match_policy: how bodies are parsed (``"google"`` by default).
     :param headers: extra request headers.
+    :param resolver: the aiohttp resolver the fetcher's own session looks names up
+        with (default: ``aiohttp.AsyncResolver``, c-ares); each lookup is still cut
+        at the fetch's deadline and guarded. Not allowed with ``session``.
+    :param public_address: which addresses count as public for
+        ``policy.private_redirects`` (default: not loopback, private, link-local,
+        CGNAT, unique-local, metadata, reserved or multicast).
+
+    With a ``session`` of yours the redirect guard cannot see the connection's
+    address: it looks the hosts up itself before each hop (best effort, not proof
+    against DNS rebinding).
     """
 
     def __init__(
@@ -64,9 +91,20 @@ class AiohttpFetcher:
         policy: FetchPolicy | None = None,
         match_policy: PolicyName | MatchPolicy = "google",
         headers: Mapping[str, str] | None = None,
+        resolver: AbstractResolver | None = None,
+        public_address: PublicAddress = is_public,
     ) -> None:
+        if session is not None and resolver is not None:
+            raise ConfigurationError(
+                "AiohttpFetcher.resolver",
+                resolver,
+                "None when session= is given (configure the resolver on your session)",
+            )
         self._session = session
         self._owns_session = session is None
+        self._resolver = resolver
+        self._public = public_address
+        self._guarded: GuardedResolver | None = None
         self._policy = policy or FetchPolicy()
         self._match_policy = get_policy(match_policy, setting="AiohttpFetcher.match_policy")
         self._headers = {**(headers or {}), "User-Agent": user_agent}
@@ -78,17 +116,22 @@ class AiohttpFetcher:
         return self._policy
 
     async def aclose(self) -> None:
-        """Close the session if this fetcher created it."""
+        """Close the session (and its resolver) if this fetcher created it."""
         self._closed = True
         if self._owns_session and self._session is not None:
             await self._session.close()
             self._session = None
+        if self._guarded is not None:
+            await self._guarded.close()
+            self._guarded = None
 
     async def fetch(self, url: str, *, keep_body: bool = False) -> FetchOutcome:
         """Fetch ``url``, following at most ``policy.max_hops`` redirects."""
         loop = asyncio.get_running_loop()
         started = loop.time()
-        chain = RedirectChain(url)
+        # With a caller's session the connection's address is out of sight: the
+        # chain looks hosts up itself before following (best effort).
+        chain = RedirectChain(url, precheck=None if self._owns_session else self._public)
         try:
             return await self._follow(chain, started, keep_body)
         except (asyncio.TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
@@ -99,38 +142,72 @@ class AiohttpFetcher:
         loop = asyncio.get_running_loop()
         session = self._get_session()
         deadline = started + self._policy.total_timeout
+        public_only = False  # the previous hop reached a public address (guard on)
         while True:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise asyncio.TimeoutError
+            guard = HopGuard(deadline, public_only)
+            refused = self._literal_refusal(chain.current, guard)
+            if refused:
+                return chain.outcome(
+                    loop.time() - started, error="blocked-redirect", detail=refused
+                )
             timeout = aiohttp.ClientTimeout(
                 total=remaining, connect=min(self._policy.connect_timeout, remaining)
             )
-            async with session.get(
-                chain.current,
-                allow_redirects=False,
-                headers=self._headers,
-                timeout=timeout,
-                middlewares=(),  # never our own (or anyone's) robots middleware
-            ) as response:
-                status, headers = response.status, response.headers
-                if is_redirect(status, headers):
-                    error = await chain.follow(headers.get("Location"), self._policy)
-                    if error is not None:
-                        return chain.outcome(loop.time() - started, status, error=error)
-                    continue
-                if not 200 <= status < 300:
-                    return chain.outcome(loop.time() - started, status, headers=headers)
-                robots, seen, truncated, body = await self._read(response, keep_body)
-                return chain.outcome(
-                    loop.time() - started,
-                    status,
-                    headers=headers,
-                    robots=robots,
-                    bytes_read=seen,
-                    truncated=truncated,
-                    body=body,
-                )
+            token = GUARD.set(guard)
+            try:
+                async with session.get(
+                    chain.current,
+                    allow_redirects=False,
+                    headers=self._headers,
+                    timeout=timeout,
+                    middlewares=(),  # never our own (or anyone's) robots middleware
+                ) as response:
+                    status, headers = response.status, response.headers
+                    if not is_redirect(status, headers):
+                        return await self._final(chain, response, started, keep_body)
+            finally:
+                GUARD.reset(token)
+            error = await chain.follow(headers.get("Location"), self._policy)
+            if error is not None:
+                return chain.outcome(loop.time() - started, status, error=error)
+            public_only = self._policy.private_redirects == "block" and guard.reached_public
+
+    def _literal_refusal(self, url: str, guard: HopGuard) -> str:
+        """Apply the guard to an IP-literal host (the connector does not resolve it)."""
+        address = ip_or_none(URL(url).raw_host or "")
+        if address is None:
+            return ""
+        public = self._public(address)
+        if guard.public_only and not public:
+            return f"redirect from a public address to non-public {address} refused"
+        guard.reached_public = public
+        return ""
+
+    async def _final(
+        self,
+        chain: RedirectChain,
+        response: aiohttp.ClientResponse,
+        started: float,
+        keep_body: bool,
+    ) -> FetchOutcome:
+        """The outcome of the response that ends the chain (not a redirect)."""
+        elapsed = asyncio.get_running_loop().time() - started
+        status, headers = response.status, response.headers
+        if not 200 <= status < 300:
+            return chain.outcome(elapsed, status, headers=headers)
+        robots, seen, truncated, body = await self._read(response, keep_body)
+        return chain.outcome(
+            asyncio.get_running_loop().time() - started,
+            status,
+            headers=headers,
+            robots=robots,
+            bytes_read=seen,
+            truncated=truncated,
+            body=body,
+        )
 
     async def _read(
         self, response: aiohttp.ClientResponse, keep_body: bool
@@ -155,9 +232,22 @@ class AiohttpFetcher:
         if self._closed:
             raise ClosedError("fetcher is closed")
         if self._session is None:
-            session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
+            self._guarded = GuardedResolver(
+                self._resolver if self._resolver is not None else aiohttp.AsyncResolver(),
+                lookup_timeout=self._policy.connect_timeout,
+                public=self._public,
             )
+            connector = aiohttp.TCPConnector(
+                limit=0,  # the cache's fetch lanes bound concurrency (and sockets)
+                # One request per origin per TTL: a kept-alive connection is never
+                # reused, it only holds a descriptor (3,000 origins: 3,000 sockets).
+                force_close=True,
+                # Every connection's addresses come from a fresh, guarded lookup: a
+                # cached answer would skip the redirect guard.
+                use_dns_cache=False,
+                resolver=self._guarded,
+            )
+            session = aiohttp.ClientSession(connector=connector)
             # aiohttp re-sends an idempotent request once when the server drops the
             # connection; for robots.txt that doubles the requests to a failing
             # server, and the error TTL decides when to ask again. No public switch
@@ -170,6 +260,11 @@ class AiohttpFetcher:
 
 def classify_error(exc: BaseException, hops: int = 0) -> ErrorKind:
     """Map an exception from aiohttp or the OS to an :data:`ErrorKind`."""
+    causes = list(_chain(exc))
+    if any(isinstance(cause, BlockedAddressError) for cause in causes):
+        return "blocked-redirect"
+    if any(isinstance(cause, OSError) and cause.errno in _LOCAL_ERRNOS for cause in causes):
+        return "local-limit"
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return "timeout"
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
@@ -189,6 +284,19 @@ def classify_error(exc: BaseException, hops: int = 0) -> ErrorKind:
     if isinstance(exc, aiohttp.ClientOSError):
         return "reset" if isinstance(exc.__cause__, ConnectionError) else "connect"
     return "protocol"
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, its causes and contexts, and aiohttp's wrapped ``os_error``s."""
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [exc]
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        pending += [current.__cause__, current.__context__, getattr(current, "os_error", None)]
 
 
 def _describe(exc: BaseException) -> str:

@@ -7,14 +7,15 @@ through Scrapy's engine, makes exactly the same decisions.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import re
 import socket
 import time
+from datetime import timezone
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
+from ._addresses import ip_or_none, is_public
 from ._outcome import FetchOutcome
 from ._records import observed_headers
 from ._url import Origin
@@ -22,6 +23,7 @@ from ._url import Origin
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from ._addresses import IPAddress, PublicAddress
     from ._fetch_policy import FetchPolicy
     from ._outcome import ErrorKind
     from ._robots import RobotsTxt
@@ -30,8 +32,10 @@ __all__ = ["REDIRECT_STATUSES", "RedirectChain", "is_redirect", "max_age", "retr
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _EMPTY_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:///")
-_MAX_AGE = re.compile(r"(?:^|[,\s])(s-maxage|max-age)\s*=\s*\"?(\d+)", re.IGNORECASE)
-_NO_CACHE = re.compile(r"(?:^|[,\s])(no-store|no-cache)\b", re.IGNORECASE)
+#: RFC 9111 §1.2.2: a larger delta-seconds (or an overflowing sum) counts as 2**31.
+DELTA_MAX = 2**31
+#: Longer than any HTTP-date (29 characters in the preferred form): not a date.
+_MAX_DATE = 64
 
 
 def is_redirect(status: int, headers: Mapping[str, str]) -> bool:
@@ -42,10 +46,14 @@ def is_redirect(status: int, headers: Mapping[str, str]) -> bool:
 class RedirectChain:
     """Where a robots.txt fetch stands after its redirects, and how it ended."""
 
-    __slots__ = ("count", "current", "origin", "url", "visited")
+    __slots__ = ("count", "current", "origin", "precheck", "url", "visited")
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, precheck: PublicAddress | None = is_public) -> None:
+        """:param precheck: which addresses are public, to apply ``private_redirects``
+        by looking hosts up here (for fetchers that cannot see the connection's
+        address); None when the fetcher checks the address it connects to."""
         self.url = url
+        self.precheck = precheck
         self.origin = Origin.from_url(url)
         self.current = url
         self.count = 0
@@ -74,7 +82,13 @@ class RedirectChain:
             return "redirect-limit"
         if not policy.cross_origin_redirects and target_origin != self.origin:
             return "blocked-redirect"
-        if policy.block_private_redirects and await is_private_host(target_origin.host):
+        if (
+            self.precheck is not None
+            and policy.private_redirects == "block"
+            and await _leaves_public(
+                Origin.from_url(self.current).host, target_origin.host, self.precheck
+            )
+        ):
             return "blocked-redirect"
         self.current = target
         self.visited.add(target)
@@ -113,44 +127,142 @@ class RedirectChain:
         )
 
 
-def max_age(headers: Mapping[str, str]) -> float | None:
-    """Seconds from Cache-Control (s-maxage wins over max-age; no-store/no-cache: 0)."""
+def max_age(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Freshness lifetime in seconds, clamped to [0, 2**31]; None when nothing says.
+
+    RFC 9111 §4.2.1: s-maxage wins over max-age (first occurrence of each); without
+    them Expires minus Date. ``no-store`` and an unscoped ``no-cache`` mean 0; a
+    field-scoped ``no-cache="Set-Cookie"`` only restricts those fields (§5.2.2.4), so
+    it leaves the response cacheable.
+    """
     value = headers.get("Cache-Control")
-    if not value:
+    if value:
+        directives = cache_directives(value)
+        if "no-store" in directives or directives.get("no-cache", "") is None:
+            return 0.0
+        for name in ("s-maxage", "max-age"):
+            if name in directives:
+                # An invalid value makes the response stale (RFC 9111 §4.2.1).
+                return delta_seconds(directives[name] or "") or 0.0
+    expires = headers.get("Expires")
+    if expires is None:
         return None
-    if _NO_CACHE.search(value):
-        return 0.0
-    ages = {name.lower(): int(seconds) for name, seconds in _MAX_AGE.findall(value)}
-    age = ages.get("s-maxage", ages.get("max-age"))
-    return float(age) if age is not None else None
+    when = http_date(expires)
+    if when is None:
+        return 0.0  # RFC 9111 §5.3: an invalid Expires ("0") is in the past
+    return _clamp(when - _date(headers, now))
 
 
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Retry-After as seconds (delta-seconds or an HTTP date)."""
+def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Retry-After in seconds (delta-seconds, or an HTTP-date minus Date), clamped."""
     value = (headers.get("Retry-After") or "").strip()
     if not value:
         return None
-    if value.isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    seconds = delta_seconds(value)
+    if seconds is not None:
+        return seconds
+    when = http_date(value)
+    return None if when is None else _clamp(when - _date(headers, now))
+
+
+def cache_directives(value: str) -> dict[str, str | None]:
+    """Cache-Control directives by lower-cased name (first occurrence wins).
+
+    The value is None for a bare directive and the unquoted argument otherwise;
+    commas inside a quoted string do not split (``no-cache="a, b"``).
+    """
+    directives: dict[str, str | None] = {}
+    for part in _split_list(value):
+        name, eq, argument = part.partition("=")
+        name = name.strip().lower()
+        if not name or name in directives:
+            continue
+        argument = argument.strip()
+        if len(argument) >= 2 and argument[0] == argument[-1] == '"':
+            argument = argument[1:-1]
+        directives[name] = argument if eq else None
+    return directives
+
+
+def delta_seconds(text: str) -> float | None:
+    """RFC 9111 §1.2.2 delta-seconds, saturating at 2**31; None if not 1*DIGIT.
+
+    Measured on the digits' count before any int() (Python refuses to convert
+    more than 4,300 digits, and float() of a 400-digit int overflows).
+    """
+    text = text.strip()
+    if not text or not text.isascii() or not text.isdigit():
         return None
-    return max(when.timestamp() - time.time(), 0.0)
+    digits = text.lstrip("0") or "0"
+    if len(digits) > len(str(DELTA_MAX)):
+        return float(DELTA_MAX)
+    return float(min(int(digits), DELTA_MAX))
 
 
-async def is_private_host(host: str) -> bool:
-    """True if ``host`` is, or resolves to, a loopback, private or link-local address."""
+def http_date(value: str) -> float | None:
+    """An HTTP-date as a POSIX timestamp (a zone-less date is UTC); None if invalid."""
+    if len(value) > _MAX_DATE:
+        return None
     try:
-        addresses = [ipaddress.ip_address(host)]
-    except ValueError:
-        loop = asyncio.get_running_loop()
-        try:
-            infos = await loop.getaddrinfo(host, None, type=socket.SOCK_STREAM)
-        except OSError:
-            return False  # the fetch itself will report the DNS failure
-        addresses = [ipaddress.ip_address(info[4][0]) for info in infos]
-    return any(
-        a.is_loopback or a.is_private or a.is_link_local or a.is_reserved or a.is_unspecified
-        for a in addresses
-    )
+        when = parsedate_to_datetime(value.strip())
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        return when.timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError, OSError):
+        return None
+
+
+def _date(headers: Mapping[str, str], now: float | None) -> float:
+    """The response's Date (the server's clock, so skew cancels out), else ``now``."""
+    date = http_date(headers.get("Date") or "")
+    if date is not None:
+        return date
+    return time.time() if now is None else now
+
+
+def _clamp(seconds: float) -> float:
+    return min(max(seconds, 0.0), float(DELTA_MAX))
+
+
+def _split_list(value: str) -> list[str]:
+    """Split an HTTP list on commas outside quoted strings (RFC 9110 §5.6.1, §5.6.4)."""
+    parts: list[str] = []
+    start = 0
+    quoted = escaped = False
+    for index, char in enumerate(value):
+        if escaped:
+            escaped = False
+        elif quoted and char == "\\":
+            escaped = True
+        elif char == '"':
+            quoted = not quoted
+        elif char == "," and not quoted:
+            parts.append(value[start:index])
+            start = index + 1
+    parts.append(value[start:])
+    return parts
+
+
+async def _leaves_public(current: str, target: str, public: PublicAddress = is_public) -> bool:
+    """True if ``current`` reaches a public address and ``target`` a non-public one.
+
+    Separate lookups from the connection's, so DNS rebinding can defeat this:
+    the best a fetcher that cannot see its connection's address can do.
+    """
+    targets = await _addresses(target)
+    if all(public(address) for address in targets):
+        return False
+    return any(public(address) for address in await _addresses(current))
+
+
+async def _addresses(host: str) -> list[IPAddress]:
+    """``host``'s addresses (itself if a literal); none if the lookup fails."""
+    literal = ip_or_none(host)
+    if literal is not None:
+        return [literal]
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except OSError:
+        return []  # the fetch itself will report the DNS failure
+    found = (ip_or_none(str(info[4][0])) for info in infos)
+    return [address for address in found if address is not None]

@@ -4,27 +4,31 @@ memory, an error never fails open, and a second check within the TTL sends nothi
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import pytest
 
+import robots_async as ra
+from robots_async._addresses import is_public as ra_is_public
+
 from .conftest import (
     BOMB_SIZE,
     DRIBBLE,
     LIMIT,
     MIB,
+    USER_AGENT,
     HostileServer,
     Measured,
     measured,
+    policy,
     response_head,
 )
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
-
-    import robots_async as ra
 
     from .conftest import After
 
@@ -352,42 +356,48 @@ async def traced() -> AsyncIterator[Traced]:
 @pytest.mark.parametrize(
     "target",
     [
-        "loopback",
         "http://[::1]/robots.txt",
         "http://10.0.0.1/robots.txt",
         "http://169.254.169.254/latest/meta-data/",
         "http://192.168.1.1/robots.txt",
-        "http://localhost/robots.txt",
+        "http://100.100.100.200/latest/meta-data/",
     ],
 )
 async def test_private_redirect_is_blocked_before_connecting(
     make_hostile: Callable[[], Awaitable[HostileServer]],
-    make_checker: MakeChecker,
     traced: Traced,
     target: str,
 ) -> None:
-    """block_private_redirects=True: blocked-redirect, no request to the private target."""
+    """The SSRF guard (default) with a caller's session: blocked-redirect, no request to
+    the private target. The entry on 127.0.0.1 is declared public for the test; a
+    loopback target (then "public" too) is covered by tests/pipeline/test_ssrf.py."""
     entry = await make_hostile()
-    private = await make_hostile()
-    private.respond("/robots.txt", RULES)
-    location = private.url("/robots.txt") if target == "loopback" else target
-    entry.redirect("/robots.txt", location)
-    checker = make_checker(
-        session=traced.session, total=10.0, connect=5.0, block_private_redirects=True
+    entry.redirect("/robots.txt", target)
+    loopback = ipaddress.ip_address("127.0.0.1")
+    fetcher = ra.AiohttpFetcher(
+        traced.session,
+        user_agent=USER_AGENT,
+        policy=policy(10.0, 5.0),
+        public_address=lambda address: address == loopback or ra_is_public(address),
     )
-    first = await first_check(checker, entry.url("/page"))
-    assert first.value.outcome.error == "blocked-redirect"
-    assert first.seconds < 2.0  # well below connect_timeout: nothing was attempted
-    assert traced.started == [entry.url("/robots.txt")]
-    assert private.connections == 0
-    await assert_fails_closed(checker, entry, first.value, error="blocked-redirect")
-    assert traced.started == [entry.url("/robots.txt")]
+    checker = ra.RobotsChecker(USER_AGENT, fetcher=fetcher)
+    try:
+        first = await first_check(checker, entry.url("/page"))
+        assert first.value.outcome.error == "blocked-redirect"
+        assert first.seconds < 2.0  # well below connect_timeout: nothing was attempted
+        assert traced.started == [entry.url("/robots.txt")]
+        await assert_fails_closed(checker, entry, first.value, error="blocked-redirect")
+        assert traced.started == [entry.url("/robots.txt")]
+    finally:
+        await checker.aclose()
+        await fetcher.aclose()
 
 
 async def test_loopback_redirect_is_followed_without_the_guard(
     make_hostile: Callable[[], Awaitable[HostileServer]], make_checker: MakeChecker
 ) -> None:
-    """By default a redirect to a loopback address is followed (the guard is opt-in)."""
+    """A loopback origin may redirect to a loopback address (the guard only stops a
+    public address redirecting into non-public space)."""
     entry = await make_hostile()
     target = await make_hostile()
     target.respond("/robots.txt", RULES)

@@ -207,17 +207,21 @@ async def test_cross_origin_redirects_false_allows_same_origin(
     assert outcome.hops == 1
 
 
-async def test_block_private_redirects(
+async def test_loopback_origin_may_redirect_to_loopback(
     make_server: Callable[[int], Awaitable[Server]], make_fetcher: Callable[..., ra.AiohttpFetcher]
 ) -> None:
-    """block_private_redirects=True refuses a hop to a loopback address."""
+    """The SSRF guard (on by default) lets a non-public origin redirect within
+    non-public space (tests/pipeline/test_ssrf.py covers what it refuses)."""
     first = await make_server(1)
     second = await make_server(1)
     first.redirect("/robots.txt", second.url("/robots.txt"))
     second.text("/robots.txt", RULES)
-    outcome = await make_fetcher(block_private_redirects=True).fetch(first.url("/robots.txt"))
-    assert outcome.error == "blocked-redirect"
-    assert second.count() == 0
+    fetcher = make_fetcher()
+    assert fetcher.policy.private_redirects == "block"
+    outcome = await fetcher.fetch(first.url("/robots.txt"))
+    assert outcome.error is None
+    assert outcome.hops == 1
+    assert second.count() == 1
 
 
 # --- size limit and content encodings ----------------------------------------------------
@@ -375,12 +379,17 @@ async def test_extra_headers_are_sent_but_user_agent_wins(
         ("no-store", 0.0),
         ("no-cache, max-age=600", 0.0),
         ("private", None),
+        # A field-scoped no-cache restricts that field only (RFC 9111 §5.2.2.4).
+        ('no-cache="Set-Cookie", max-age=3600', 3600.0),
+        ('private="Set-Cookie, X-A", max-age=7', 7.0),
+        ("max-age=" + "9" * 400, 2.0**31),
     ],
 )
 async def test_cache_control_max_age(
     server: Server, make_fetcher: Callable[..., ra.AiohttpFetcher], header: str, expected: float
 ) -> None:
-    """Cache-Control: s-maxage wins over max-age; no-store/no-cache mean 0."""
+    """Cache-Control: s-maxage wins over max-age; no-store/no-cache mean 0; huge
+    values saturate at 2**31 (RFC 9111 §1.2.2)."""
     server.text("/robots.txt", RULES, headers={"Cache-Control": header})
     outcome = await make_fetcher().fetch(server.url("/robots.txt"))
     assert outcome.max_age == expected
