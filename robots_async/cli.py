@@ -284,7 +284,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _add_shared_options(parser, _NETWORK, defaults=True)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="COMMAND",
+        help="what to do; 'robots-async COMMAND --help' lists its options",
+    )
     _add_commands(sub)
     return parser
 
@@ -717,12 +722,13 @@ def _lint_report(
         }
         print(_json(record))
     else:
-        for line, code, message in found:
-            print(f"{name}:{line}: {code}: {message}")
+        shown = [(line, f"{code}: {message}") for line, code, message in found]
         for group, rule in usage:
+            # A note, not a warning: what each Content-Usage rule says, and for whom.
             reading = _usage_text(parse_preference(rule.preference)[0])
-            agents = ", ".join(group.agents)
-            print(f"{name}:{rule.line}: note: for {agents}: {rule} ({reading})")
+            shown.append((rule.line, f"note: for {', '.join(group.agents)}: {rule} ({reading})"))
+        for line, text in sorted(shown, key=lambda item: item[0]):
+            print(f"{name}:{line}: {text}")
         summary = ", ".join(_plural(n, noun[:-1]) for noun, n in counts.items())
         if usage:
             summary += f", {_plural(len(usage), 'Content-Usage rule')}"
