@@ -242,3 +242,28 @@ def test_empty_input_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixt
     path.write_text("# nothing\n\n")
     assert main(["check", "--input", str(path)]) == 2
     assert "no URL given" in capsys.readouterr().err
+
+
+async def test_ordered_window_bounds_the_look_ahead(serve: Serve) -> None:
+    """--ordered with a window of 50 and a slow first line: checking runs ahead by the
+    window (not stalled at 1, not unbounded), then reading waits for the slow line."""
+    from robots_async import RobotsChecker
+    from robots_async._cli_bulk import Bulk, Line
+
+    slow = await serve(robots_app(Counter(), delay=0.5))
+    fast = await serve(robots_app(Counter()))
+    lines = [Line(0, "argument 1", f"{slow}/s")]
+    lines += [Line(i, f"argument {i + 1}", f"{fast}/p{i}") for i in range(1, 500)]
+    emitted: list[int] = []
+    checks_at_first: list[int] = []
+    async with RobotsChecker("BenchBot/1.0") as checker:
+
+        def emit(line: Line, decision: object, error: str | None) -> None:
+            if not emitted:
+                checks_at_first.append(checker.stats.checks)
+            emitted.append(line.index)
+
+        await Bulk(checker, emit, ordered=True, window=50).run(lines)
+    assert emitted == list(range(500))
+    # 49 fast lines checked while line 0 waited, then line 0 itself.
+    assert checks_at_first == [50]
