@@ -24,6 +24,7 @@ import os
 import stat
 import sys
 from collections import deque
+from collections.abc import AsyncIterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -31,11 +32,11 @@ from ._errors import InvalidURLError
 from ._url import Origin
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 
     from ._checker import Decision, RobotsChecker
 
-__all__ = ["Bulk", "Line", "Progress", "count_lines", "read_lines"]
+__all__ = ["Bulk", "Line", "Progress", "count_lines", "read_lines", "read_lines_async"]
 
 logger = logging.getLogger("robots_async.cli")
 
@@ -81,6 +82,52 @@ def read_lines(arguments: Iterable[str], path: str | None) -> Iterator[Line]:
     finally:
         if handle is not sys.stdin:
             handle.close()
+
+
+async def read_lines_async(arguments: Iterable[str], path: str | None) -> AsyncIterator[Line]:
+    """:func:`read_lines`, but a pipe on stdin is read without blocking the event loop.
+
+    ``producer | robots-async check --input -`` may trickle lines; reading them with a
+    blocking call would stall every robots.txt fetch in flight meanwhile. Regular
+    files (and stdin without a pipe) are read directly: they never wait.
+    """
+    if path != "-" or not _is_pipe(sys.stdin):
+        for line in read_lines(arguments, path):
+            yield line
+        return
+    index = 0
+    for line in read_lines(arguments, None):
+        yield line
+        index += 1
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
+    )
+    try:
+        number, rest = 0, b""
+        while chunk := await reader.read(1 << 16):
+            *complete, rest = (rest + chunk).split(b"\n")
+            for raw in complete:
+                number += 1
+                text = raw.decode("utf-8", "replace").strip()
+                if _wanted(text):
+                    yield Line(index, f"<stdin>:{number}", text)
+                    index += 1
+        text = rest.decode("utf-8", "replace").strip()
+        if _wanted(text):
+            yield Line(index, f"<stdin>:{number + 1}", text)
+    finally:
+        transport.close()
+
+
+def _is_pipe(stream: object) -> bool:
+    """True for a stream on a pipe, socket or terminal (what a read can wait on)."""
+    try:
+        mode = os.fstat(stream.fileno()).st_mode  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):  # no descriptor (a test's StringIO)
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
 
 def count_lines(path: str | None) -> int | None:
@@ -227,11 +274,11 @@ class Bulk:
         self._queues: dict[Origin, deque[Line]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
-    async def run(self, lines: Iterable[Line]) -> None:
+    async def run(self, lines: AsyncIterable[Line] | Iterable[Line]) -> None:
         """Check every line; return when all are emitted."""
         printer = self._printer
         try:
-            for line in lines:
+            async for line in _aiter(lines):
                 while printer.outstanding >= self._window:
                     printer.room.clear()
                     await printer.room.wait()
@@ -281,6 +328,15 @@ class Bulk:
             return None
         self._printer.put(line, decision, None)
         return decision
+
+
+async def _aiter(lines: AsyncIterable[Line] | Iterable[Line]) -> AsyncIterator[Line]:
+    if isinstance(lines, AsyncIterable):
+        async for line in lines:
+            yield line
+    else:
+        for line in lines:
+            yield line
 
 
 def _log_fetch(decision: Decision) -> None:

@@ -356,13 +356,17 @@ def _checker(args: argparse.Namespace, **options: Any) -> RobotsChecker:
 
 
 def _setup_logging(verbose: int, progress: Progress | None = None) -> None:
-    """-v: the library's INFO messages on stderr; -vv: DEBUG (through the bar if any)."""
+    """-v: the library's INFO messages on stderr; -vv: DEBUG (through the bar if any).
+
+    0 removes what an earlier call added (``main`` may run again in one process).
+    """
+    logger = logging.getLogger("robots_async")
+    for old in list(logger.handlers):
+        if isinstance(old, _StderrHandler):
+            logger.removeHandler(old)
+            logger.setLevel(logging.NOTSET)
     if not verbose:
         return
-    logger = logging.getLogger("robots_async")
-    for handler in list(logger.handlers):
-        if isinstance(handler, _StderrHandler):
-            logger.removeHandler(handler)
     handler = _StderrHandler(progress)
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     logger.addHandler(handler)
@@ -538,14 +542,14 @@ def _check_local(args: argparse.Namespace, report: _CheckReport) -> None:
 
 
 async def _check_remote(args: argparse.Namespace, report: _CheckReport) -> None:
-    from ._cli_bulk import Bulk, read_lines
+    from ._cli_bulk import Bulk, read_lines_async
 
     progress = report.progress
     ticker = asyncio.create_task(progress.tick()) if progress is not None else None
     try:
         async with _checker(args, max_concurrent_fetches=args.concurrency) as checker:
             bulk = Bulk(checker, report.answer, ordered=args.ordered, window=WINDOW)
-            await bulk.run(read_lines(args.urls, args.input))
+            await bulk.run(read_lines_async(args.urls, args.input))
     finally:
         if ticker is not None:
             ticker.cancel()
@@ -885,3 +889,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (``| head``): silence the flush at interpreter exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_NEGATIVE
+    finally:
+        _setup_logging(0)

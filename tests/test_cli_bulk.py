@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from collections import Counter
 from typing import TYPE_CHECKING
@@ -267,3 +268,46 @@ async def test_ordered_window_bounds_the_look_ahead(serve: Serve) -> None:
     assert emitted == list(range(500))
     # 49 fast lines checked while line 0 waited, then line 0 itself.
     assert checks_at_first == [50]
+
+
+async def test_trickling_stdin_does_not_block_fetches(serve: Serve) -> None:
+    """``producer | check --input -``: while the producer is silent, the robots.txt of
+    the line already read is fetched (stdin is read without blocking the loop)."""
+    arrivals: list[float] = []
+
+    async def robots(request: web.Request) -> web.Response:
+        arrivals.append(time.monotonic())
+        return web.Response(text=ROBOTS)
+
+    app = web.Application()
+    app.router.add_get("/robots.txt", robots)
+    base = await serve(app)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "robots_async",
+        "check",
+        "--input",
+        "-",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(f"{base}/a\n".encode())
+    await proc.stdin.drain()
+    written = time.monotonic()
+    await asyncio.sleep(3.0)  # the producer is silent, stdin stays open
+    silent_until = time.monotonic()
+    proc.stdin.write(f"{base}/private/b\nnot a url\n".encode())
+    proc.stdin.close()
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
+    assert proc.returncode == 2
+    assert len(arrivals) == 1
+    assert arrivals[0] < silent_until, "robots.txt was fetched only once stdin moved on"
+    assert arrivals[0] - written < 2.5
+    assert sorted(out.decode().split("\n")[:2]) == [
+        f"DISALLOWED  {base}/private/b  (line 2: Disallow: /private/)",
+        f"allowed  {base}/a  (no rule matches)",
+    ]
+    assert err.decode() == "robots-async: <stdin>:3: relative URL: 'not a url'\n"
