@@ -164,6 +164,9 @@ class Progress:
     def __init__(self, bar: _Bar | None) -> None:
         self._bar = bar
         self._shown = 0
+        # A reader at the other end of a pipe sees each answer as it completes, not
+        # 8 KiB later (a flush per line costs about 3 us: 6% of a cached check).
+        self._flush = _is_pipe(sys.stdout)
 
     @classmethod
     def start(cls, total: int | None, enabled: bool) -> Progress:
@@ -218,7 +221,7 @@ class Progress:
 
             tqdm.write(text, file=stream)
         else:
-            print(text, file=stream)
+            print(text, file=stream, flush=self._flush)
 
     def close(self) -> None:
         """Draw the final state and release the terminal line."""
