@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 import sys
 import time
 from collections import Counter
@@ -311,3 +313,45 @@ async def test_trickling_stdin_does_not_block_fetches(serve: Serve) -> None:
         f"allowed  {base}/a  (no rule matches)",
     ]
     assert err.decode() == "robots-async: <stdin>:3: relative URL: 'not a url'\n"
+
+
+async def test_bar_and_results_share_a_terminal_cleanly(serve: Serve, tmp_path: Path) -> None:
+    """stdout and stderr on one real terminal (a pty, 100 columns): the bar is drawn,
+    and is cleared before each result line, so every result line reads intact."""
+    pty = pytest.importorskip("pty")
+    import fcntl
+    import struct
+    import termios
+
+    base = await serve(robots_app(Counter()))
+    slow = await serve(robots_app(Counter(), delay=0.5))
+    path = tmp_path / "urls.txt"
+    path.write_text("".join(f"{(base, slow)[i % 2]}/p{i}\n" for i in range(100)))
+    primary, secondary = pty.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "robots_async", "check", "--input", str(path),
+        stdin=asyncio.subprocess.DEVNULL, stdout=secondary, stderr=secondary,
+    )  # fmt: skip
+    os.close(secondary)
+    data = bytearray()
+    while True:
+        try:
+            chunk = await asyncio.to_thread(os.read, primary, 65536)
+        except OSError:  # EIO: the process closed the terminal
+            break
+        if not chunk:
+            break
+        data += chunk
+    os.close(primary)
+    assert await proc.wait() == 0
+    rows = data.decode().replace("\r\n", "\n").split("\n")
+    # What the terminal shows of each row is what follows its last carriage return.
+    shown = [row.split("\r")[-1].rstrip() for row in rows]
+    results = [row for row in shown if row.startswith(("allowed", "DISALLOWED"))]
+    assert len(results) == 100
+    for row in results:
+        assert re.fullmatch(r"allowed  http://127\.0\.0\.1:\d+/p\d+  \(no rule matches\)", row)
+    draws = [part for row in rows for part in row.split("\r") if "url/s" in part]
+    assert any("100/100" in part for part in draws)
+    assert len(draws) >= 10
