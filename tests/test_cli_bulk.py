@@ -299,15 +299,14 @@ async def test_trickling_stdin_does_not_block_fetches(serve: Serve) -> None:
     proc.stdin.write(f"{base}/a\n".encode())
     await proc.stdin.drain()
     written = time.monotonic()
-    await asyncio.sleep(3.0)  # the producer is silent, stdin stays open
+    await asyncio.sleep(2.5)  # the producer is silent, stdin stays open
     silent_until = time.monotonic()
     proc.stdin.write(f"{base}/private/b\nnot a url\n".encode())
     proc.stdin.close()
     out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
     assert proc.returncode == 2
     assert len(arrivals) == 1
-    assert arrivals[0] < silent_until, "robots.txt was fetched only once stdin moved on"
-    assert arrivals[0] - written < 2.5
+    assert written < arrivals[0] < silent_until, "robots.txt fetched only once stdin moved on"
     assert sorted(out.decode().split("\n")[:2]) == [
         f"DISALLOWED  {base}/private/b  (line 2: Disallow: /private/)",
         f"allowed  {base}/a  (no rule matches)",
