@@ -6,11 +6,13 @@
     robots-async check --input urls.txt --json
     robots-async explain --robots robots.txt https://example.com/private/x
     robots-async lint robots.txt
-    robots-async fetch https://example.com/
+    robots-async lint https://example.com/
+    robots-async fetch --body https://example.com/
 
-Exit codes: 0 for a positive answer (all allowed, no warnings, robots.txt fetched),
-1 for a negative one (something disallowed, warnings, robots.txt not fetched) and
-2 for a usage error (bad option, URL, User-Agent or file).
+Exit codes: 0 for a positive answer (all allowed, no warnings, robots.txt fetched or
+absent), 1 for a negative one (something disallowed, warnings, robots.txt
+unreachable) and 2 for a usage error (bad option, URL, User-Agent or file; for
+``check``, any bad input line, after the others were checked).
 """
 
 from __future__ import annotations
@@ -18,29 +20,33 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
+import math
 import os
 import sys
 import time
-from collections import deque
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from ._agent import require_token
 from ._errors import InvalidURLError, InvalidUserAgentError
 from ._fetch_policy import FetchPolicy
-from ._parser import parse
+from ._parser import DEFAULT_MAX_BYTES, parse
 from ._url import Origin
+from ._usage import parse_preference
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Sequence
 
     from ._checker import Decision, RobotsChecker
+    from ._cli_bulk import Line, Progress
     from ._fetch_policy import Resolution
     from ._outcome import FetchOutcome
     from ._robots import RobotsTxt
     from ._rules import Verdict
+    from ._usage import UsagePreferences, UsageRule
 
 __all__ = ["build_parser", "main"]
 
@@ -54,10 +60,11 @@ FETCH_POLICIES: dict[str, Callable[..., FetchPolicy]] = {
     "legacy-allow-on-error": FetchPolicy.legacy_allow_on_error,
 }
 EXIT_OK, EXIT_NEGATIVE, EXIT_USAGE = 0, 1, 2
-#: URLs checked at once by ``check``.
+#: robots.txt fetches at once by default (``--concurrency``).
 CONCURRENCY = 64
-#: Checks started ahead of the first unprinted one (bounds memory, keeps input order).
-WINDOW = 1024
+#: URLs read but not yet printed by ``check``, at most (bounds memory; with
+#: ``--ordered``, how far checking runs ahead of a slow line).
+WINDOW = 50_000
 
 _REASONS = {
     "allow": "the deciding rule allows the URL",
@@ -69,108 +76,203 @@ _REASONS = {
     "allow-all": "no robots.txt in force (unavailable): everything is allowed",
     "disallow-all": "robots.txt unreachable: everything is disallowed",
 }
+#: The reason of a verdict without a rule, in the few words of a ``check`` line.
+_SHORT = {
+    "no-match": "no rule matches",
+    "no-group": "no group for this agent",
+    "robots-txt": "robots.txt itself is always allowed",
+    "allow-all": "everything allowed",
+    "disallow-all": "everything disallowed",
+}
 
 _EPILOG = """\
-exit status: 0 all allowed / no warnings / fetched, 1 something disallowed /
-warnings / not fetched, 2 usage error. Global options may also follow the command."""
+exit status: 0 all allowed / no warnings / robots.txt fetched or absent, 1 something
+disallowed / warnings / robots.txt unreachable, 2 usage error or bad input line.
+Global options may also follow the command."""
+
+# Which shared options each command takes (lint and fetch never match URLs against
+# a fetch policy's verdicts; lint of a file never fetches).
+_NETWORK = ("agent", "policy", "fetch-policy", "timeout", "private-redirects", "verbose")
+_OPTIONS = {
+    "check": _NETWORK,
+    "explain": _NETWORK,
+    "lint": ("agent", "policy", "timeout", "private-redirects", "verbose"),
+    "fetch": _NETWORK,
+}
 
 
 class UsageError(Exception):
     """A mistake on the command line; reported on stderr with exit status 2."""
 
 
-class _Bar(Protocol):
-    def update(self, n: int = 1) -> object: ...
-
-    def close(self) -> None: ...
-
-
-class _NoBar:
-    def update(self, n: int = 1) -> object:
-        return None
-
-    def close(self) -> None:
-        return None
-
-
 # --------------------------------------------------------------------------- parser
 
 
-def _positive_float(text: str) -> float:
+def _seconds(text: str) -> float:
+    """A finite, positive number of seconds (inf, nan, 0 and negatives are refused)."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number of seconds greater than 0: {text!r}"
+        )
     return value
 
 
-def _add_global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+def _count(text: str) -> int:
+    """A whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
+def _add_shared_options(
+    parser: argparse.ArgumentParser, names: Sequence[str], *, defaults: bool
+) -> None:
     # Repeated on each subcommand with suppressed defaults, so that options given
     # after the command override, and options before it are not reset.
     def default(value: object) -> object:
         return value if defaults else argparse.SUPPRESS
 
-    parser.add_argument(
-        "--agent",
-        metavar="UA",
-        default=default(DEFAULT_AGENT),
-        help=f"User-Agent header; its product token selects the group (default: {DEFAULT_AGENT})",
-    )
-    parser.add_argument(
-        "--policy",
-        choices=MATCH_POLICIES,
-        default=default("google"),
-        help="matching semantics (default: google)",
-    )
-    parser.add_argument(
-        "--fetch-policy",
-        choices=tuple(FETCH_POLICIES),
-        default=default("rfc9309"),
-        help="what HTTP errors mean (default: rfc9309)",
-    )
-    parser.add_argument(
-        "--timeout",
-        metavar="SECONDS",
-        type=_positive_float,
-        default=default(30.0),
-        help="total robots.txt fetch timeout (default: 30)",
-    )
+    if "agent" in names:
+        parser.add_argument(
+            "--agent",
+            metavar="UA",
+            default=default(DEFAULT_AGENT),
+            help="User-Agent header sent; its product token selects the group "
+            f"(default: {DEFAULT_AGENT})",
+        )
+    if "policy" in names:
+        parser.add_argument(
+            "--policy",
+            choices=MATCH_POLICIES,
+            default=default("google"),
+            help="matching semantics (default: google)",
+        )
+    if "fetch-policy" in names:
+        parser.add_argument(
+            "--fetch-policy",
+            choices=tuple(FETCH_POLICIES),
+            default=default("rfc9309"),
+            help="what HTTP errors mean: which rules apply after a 4xx, 5xx or network "
+            "error (default: rfc9309)",
+        )
+    if "timeout" in names:
+        parser.add_argument(
+            "--timeout",
+            metavar="SECONDS",
+            type=_seconds,
+            default=default(30.0),
+            help="total robots.txt fetch timeout, a finite number > 0 (default: 30)",
+        )
+    if "private-redirects" in names:
+        parser.add_argument(
+            "--private-redirects",
+            choices=("block", "allow"),
+            default=default(None),
+            help="follow robots.txt redirects to loopback, private and link-local "
+            "addresses, or refuse them (SSRF guard; default: the fetch policy's)",
+        )
+    if "verbose" in names:
+        parser.add_argument(
+            "-v",
+            "--verbose",
+            action="count",
+            default=default(0),
+            help="log the library's messages on stderr (-v: info, one line per "
+            "robots.txt fetched; -vv: debug)",
+        )
 
 
 def _add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_max_bytes(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-bytes",
+        metavar="N",
+        type=_count,
+        default=DEFAULT_MAX_BYTES,
+        help=f"bytes of robots.txt parsed at most (default: {DEFAULT_MAX_BYTES})",
+    )
+
+
+def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     check = sub.add_parser("check", help="is each URL allowed?", epilog=_EPILOG)
     check.add_argument(
         "urls", nargs="*", metavar="URL", help="absolute http(s) URLs (with --robots: or /paths)"
     )
     check.add_argument("--robots", metavar="FILE", help="use this robots.txt ('-': stdin)")
-    check.add_argument("--input", metavar="FILE", help="more URLs, one a line ('-': stdin)")
+    check.add_argument(
+        "--input",
+        metavar="FILE",
+        help="more URLs, one a line ('-': stdin); blank lines and # comments skipped; "
+        "a bad line is reported with its number and the run goes on",
+    )
+    check.add_argument(
+        "--ordered",
+        action="store_true",
+        help="print results in input order (default: as they complete); a slow "
+        f"robots.txt holds back printing, not checking, of up to {WINDOW:,} later URLs",
+    )
+    check.add_argument(
+        "--concurrency",
+        metavar="N",
+        type=_count,
+        default=CONCURRENCY,
+        help=f"robots.txt fetches at once (default: {CONCURRENCY})",
+    )
+    check.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar on stderr (default: on when stderr is a terminal and "
+        "--input is given; needs tqdm: pip install 'robots-async[cli]')",
+    )
     _add_json(check)
     check.set_defaults(handler=_cmd_check)
 
+
+def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    _add_check(sub)
+
     explain = sub.add_parser("explain", help="why is a URL allowed or not?", epilog=_EPILOG)
-    explain.add_argument("url", metavar="URL")
+    explain.add_argument(
+        "url",
+        metavar="URL",
+        help="absolute http(s) URL (with --robots: or a /path); its robots.txt is fetched",
+    )
     explain.add_argument("--robots", metavar="FILE", help="use this robots.txt ('-': stdin)")
     _add_json(explain)
     explain.set_defaults(handler=_cmd_explain)
 
-    lint = sub.add_parser("lint", help="report problems in a robots.txt file", epilog=_EPILOG)
-    lint.add_argument("file", metavar="FILE", help="robots.txt to lint ('-': stdin)")
+    lint = sub.add_parser("lint", help="report problems in a robots.txt", epilog=_EPILOG)
+    lint.add_argument(
+        "file",
+        metavar="FILE|URL",
+        help="robots.txt to lint: a file, '-' for stdin, or an http(s) URL whose "
+        "origin's robots.txt is fetched",
+    )
+    _add_max_bytes(lint)
     _add_json(lint)
     lint.set_defaults(handler=_cmd_lint)
 
     fetch = sub.add_parser("fetch", help="fetch robots.txt and report how", epilog=_EPILOG)
     fetch.add_argument("url", metavar="URL", help="any URL of the origin")
+    fetch.add_argument("--body", action="store_true", help="also print the body (2xx only)")
+    _add_max_bytes(fetch)
     _add_json(fetch)
     fetch.set_defaults(handler=_cmd_fetch)
 
-    for command in (check, explain, lint, fetch):
-        _add_global_options(command, defaults=False)
+    for name, command in sub.choices.items():
+        _add_shared_options(command, _OPTIONS[name], defaults=False)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -181,8 +283,13 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    _add_global_options(parser, defaults=True)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_shared_options(parser, _NETWORK, defaults=True)
+    sub = parser.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="COMMAND",
+        help="what to do; 'robots-async COMMAND --help' lists its options",
+    )
     _add_commands(sub)
     return parser
 
@@ -205,55 +312,83 @@ def _read_bytes(path: str) -> bytes:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-def _read_lines(path: str) -> list[str]:
-    if path == "-":
-        return sys.stdin.read().splitlines()
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read().splitlines()
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+def _check_input(args: argparse.Namespace) -> None:
+    """Refuse what cannot work before anything is checked."""
+    if args.input is None:
+        if not args.urls:
+            raise UsageError("no URL given (pass URLs or --input FILE)")
+        return
+    if args.input == "-" and args.robots == "-":
+        raise UsageError("--robots and --input cannot both read stdin")
+    if args.input != "-":
+        try:
+            with open(args.input, "rb"):
+                pass
+        except OSError as exc:
+            raise UsageError(f"cannot read {args.input}: {exc.strerror or exc}") from exc
 
 
-def _urls(args: argparse.Namespace) -> list[str]:
-    """Positional URLs then ``--input`` lines (blank lines and # comments skipped)."""
-    urls = list(args.urls)
-    if args.input is not None:
-        if args.input == "-" and args.robots == "-":
-            raise UsageError("--robots and --input cannot both read stdin")
-        lines = (line.strip() for line in _read_lines(args.input))
-        urls += [line for line in lines if line and not line.startswith("#")]
-    if not urls:
-        raise UsageError("no URL given (pass URLs or --input FILE)")
-    return urls
+def _load_robots(path: str, policy: str, max_bytes: int = DEFAULT_MAX_BYTES) -> RobotsTxt:
+    return parse(_read_bytes(path), policy=policy, max_bytes=max_bytes)
 
 
-def _validate(urls: Iterable[str], *, paths_ok: bool) -> None:
-    """Raise InvalidURLError for the first URL that is not absolute http(s).
-
-    With a local robots.txt there is no origin to fetch, so a bare path will do.
-    """
-    for url in urls:
-        if not (paths_ok and url.startswith("/")):
-            Origin.from_url(url)
-
-
-def _load_robots(path: str, policy: str) -> RobotsTxt:
-    return parse(_read_bytes(path), policy=policy)
-
-
-def _fetch_policy(args: argparse.Namespace) -> FetchPolicy:
-    preset = FETCH_POLICIES[args.fetch_policy]()
+def _fetch_policy(args: argparse.Namespace, **changes: Any) -> FetchPolicy:
+    preset = FETCH_POLICIES[getattr(args, "fetch_policy", "rfc9309")]()
     timeout: float = args.timeout
-    return replace(
-        preset, total_timeout=timeout, connect_timeout=min(preset.connect_timeout, timeout)
+    policy = replace(
+        preset,
+        total_timeout=timeout,
+        connect_timeout=min(preset.connect_timeout, timeout),
+        **changes,
+    )
+    if args.private_redirects is not None:
+        # Until FetchPolicy.private_redirects ("block"/"allow") lands: the bool it replaces.
+        policy = replace(policy, block_private_redirects=args.private_redirects == "block")
+    return policy
+
+
+def _checker(args: argparse.Namespace, **options: Any) -> RobotsChecker:
+    from ._checker import RobotsChecker  # aiohttp is imported only when the network is used
+
+    return RobotsChecker(
+        args.agent, fetch_policy=_fetch_policy(args), policy=args.policy, **options
     )
 
 
-def _checker(args: argparse.Namespace) -> RobotsChecker:
-    from ._checker import RobotsChecker  # aiohttp is imported only when the network is used
+def _setup_logging(verbose: int, progress: Progress | None = None) -> None:
+    """-v: the library's INFO messages on stderr; -vv: DEBUG (through the bar if any).
 
-    return RobotsChecker(args.agent, fetch_policy=_fetch_policy(args), policy=args.policy)
+    0 removes what an earlier call added (``main`` may run again in one process).
+    """
+    logger = logging.getLogger("robots_async")
+    for old in list(logger.handlers):
+        if isinstance(old, _StderrHandler):
+            logger.removeHandler(old)
+            logger.setLevel(logging.NOTSET)
+    if not verbose:
+        return
+    handler = _StderrHandler(progress)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
+
+
+class _StderrHandler(logging.Handler):
+    """Writes log records to the current stderr, clearing the progress bar first."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        super().__init__()
+        self._progress = progress
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = self.format(record)
+            if self._progress is not None:
+                self._progress.write(text, err=True)
+            else:
+                print(text, file=sys.stderr)
+        except (OSError, ValueError):  # a closed or broken stderr: the stdlib's way
+            self.handleError(record)
 
 
 # --------------------------------------------------------------------------- output
@@ -273,101 +408,179 @@ def _print_fields(fields: Sequence[tuple[str, object]]) -> None:
         print(f"{name + ':':<{width}}{value}")
 
 
-def _print_json(record: dict[str, Any]) -> None:
-    print(json.dumps(record, ensure_ascii=False))
+def _json(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False)
+
+
+def _problem(outcome: FetchOutcome) -> str:
+    """What went wrong fetching robots.txt: the error kind and detail, or the status."""
+    if outcome.error is not None:
+        return f"{outcome.error}: {outcome.error_detail}" if outcome.error_detail else outcome.error
+    return f"HTTP {outcome.status}"
+
+
+def _why(verdict: Verdict, decision: Decision | None) -> str:
+    """The reason of a verdict in a few words: the rule and line, or robots.txt's fate."""
+    if verdict.rule is not None:
+        text = f"line {verdict.line}: {verdict.rule}"
+        if decision is not None and decision.source == "stale":
+            text += f"; robots.txt unreachable ({_problem(decision.outcome)}), last good copy"
+        return text
+    short = _SHORT.get(verdict.reason, verdict.reason)
+    if decision is None or decision.source == "fetched":
+        return short
+    if decision.source == "unavailable":
+        return f"no robots.txt ({_problem(decision.outcome)}): {short}"
+    return f"robots.txt unreachable ({_problem(decision.outcome)}): {short}"
 
 
 def _verdict_record(url: str, verdict: Verdict, decision: Decision | None) -> dict[str, Any]:
     rule = verdict.rule
+    outcome = decision.outcome if decision is not None else None
     return {
         "url": url,
         "allowed": verdict.allowed,
         "reason": verdict.reason,
         "rule": rule.pattern if rule is not None else None,
         "line": verdict.line or None,
+        "why": _why(verdict, decision),
         "origin": str(decision.origin) if decision is not None else None,
         "source": decision.source if decision is not None else None,
         "status": decision.status if decision is not None else None,
+        "error": outcome.error if outcome is not None else None,
     }
 
 
-def _rule_text(verdict: Verdict) -> str:
-    if verdict.rule is None:
-        return "none"
-    return f"line {verdict.line}: {verdict.rule}"
+def _check_line(url: str, verdict: Verdict, decision: Decision | None) -> str:
+    return f"{'allowed' if verdict.allowed else 'DISALLOWED'}  {url}  ({_why(verdict, decision)})"
 
 
-class _CheckReport:
-    """Prints one line per checked URL and counts the disallowed ones."""
+def _usage_text(usage: UsagePreferences | None) -> str:
+    if usage is None:
+        return "none (a URL that may not be fetched has no usage preference)"
+    return f"train-ai {usage.train_ai}, search {usage.search}"
 
-    def __init__(self, as_json: bool) -> None:
-        self.as_json = as_json
-        self.disallowed = 0
 
-    def add(self, url: str, verdict: Verdict, decision: Decision | None = None) -> None:
-        if not verdict.allowed:
-            self.disallowed += 1
-        if self.as_json:
-            _print_json(_verdict_record(url, verdict, decision))
-        else:
-            print(f"{'allowed' if verdict.allowed else 'DISALLOWED'}  {url}")
-
-    def add_decision(self, decision: Decision) -> None:
-        self.add(decision.url, decision.verdict, decision)
+def _usage_record(usage: UsagePreferences | None) -> dict[str, Any] | None:
+    if usage is None:
+        return None
+    return {
+        "train-ai": usage.train_ai,
+        "search": usage.search,
+        "rules": [{"line": rule.line, "rule": str(rule)} for rule in usage.rules],
+        "unknown_labels": dict(usage.unknown_labels),
+    }
 
 
 # --------------------------------------------------------------------------- check
 
 
-def _progress(total: int, enabled: bool) -> _Bar:
-    if not enabled:
-        return _NoBar()
+class _CheckReport:
+    """Prints one line per checked URL (or its input error) and counts both."""
+
+    def __init__(self, as_json: bool, progress: Progress | None = None) -> None:
+        self.as_json = as_json
+        self.progress = progress
+        self.answered = 0
+        self.disallowed = 0
+        self.bad_lines = 0
+
+    def add(self, url: str, verdict: Verdict, decision: Decision | None = None) -> None:
+        self.answered += 1
+        if not verdict.allowed:
+            self.disallowed += 1
+        if self.as_json:
+            self._out(_json(_verdict_record(url, verdict, decision)))
+        else:
+            self._out(_check_line(url, verdict, decision))
+
+    def bad(self, line: Line, message: str) -> None:
+        self.answered += 1
+        self.bad_lines += 1
+        self._out(f"{PROG}: {line.where}: {message}", err=True)
+        if self.as_json:
+            self._out(_json({"url": line.text, "input": line.where, "error": message}))
+
+    def answer(self, line: Line, decision: Decision | None, error: str | None) -> None:
+        """One answer of the bulk check (see ``_cli_bulk.Bulk``)."""
+        if decision is not None:
+            self.add(decision.url, decision.verdict, decision)
+        else:
+            self.bad(line, error or "invalid URL")
+        if self.progress is not None:
+            self.progress.advance()
+
+    def exit_status(self) -> int:
+        if not self.answered:
+            raise UsageError("no URL given (pass URLs or --input FILE)")
+        if self.bad_lines:
+            return EXIT_USAGE
+        return EXIT_NEGATIVE if self.disallowed else EXIT_OK
+
+    def _out(self, text: str, *, err: bool = False) -> None:
+        if self.progress is not None:
+            self.progress.write(text, err=err)
+        else:
+            print(text, file=sys.stderr if err else sys.stdout)
+
+
+def _check_local(args: argparse.Namespace, report: _CheckReport) -> None:
+    """Against a robots.txt file: no origin needed, so bare /paths are fine too."""
+    from ._cli_bulk import read_lines
+
+    token = _agent(args)
+    robots = _load_robots(args.robots, args.policy)
+    for line in read_lines(args.urls, args.input):
+        try:
+            if not line.text.startswith("/"):
+                Origin.from_url(line.text)
+            verdict = robots.explain(line.text, robots_token=token)
+        except InvalidURLError as exc:
+            report.bad(line, str(exc))
+            continue
+        report.add(line.text, verdict)
+
+
+async def _check_remote(args: argparse.Namespace, report: _CheckReport) -> None:
+    from ._cli_bulk import Bulk, read_lines_async
+
+    progress = report.progress
+    ticker = asyncio.create_task(progress.tick()) if progress is not None else None
     try:
-        from tqdm import tqdm
-    except ImportError:  # the optional "cli" extra is not installed: no bar
-        return _NoBar()
-    bar: _Bar = tqdm(total=total, unit="url", file=sys.stderr, dynamic_ncols=True)
-    return bar
+        async with _checker(args, max_concurrent_fetches=args.concurrency) as checker:
+            bulk = Bulk(checker, report.answer, ordered=args.ordered, window=WINDOW)
+            await bulk.run(read_lines_async(args.urls, args.input))
+    finally:
+        if ticker is not None:
+            ticker.cancel()
 
 
-async def _check_remote(
-    args: argparse.Namespace, urls: Sequence[str], emit: Callable[[Decision], None], bar: _Bar
-) -> None:
-    """Check ``urls`` concurrently, emitting the decisions in input order."""
-    limit = asyncio.Semaphore(CONCURRENCY)
-    async with _checker(args) as checker:
-
-        async def check(url: str) -> Decision:
-            async with limit:
-                decision = await checker.explain(url)
-            bar.update(1)
-            return decision
-
-        pending: deque[asyncio.Task[Decision]] = deque()
-        for url in urls:
-            pending.append(asyncio.create_task(check(url)))
-            if len(pending) >= WINDOW:
-                emit(await pending.popleft())
-        while pending:
-            emit(await pending.popleft())
+def _want_progress(args: argparse.Namespace) -> bool:
+    if args.progress is not None:
+        return bool(args.progress)
+    return args.input is not None and sys.stderr.isatty()
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    token = _agent(args)
-    urls = _urls(args)
-    _validate(urls, paths_ok=args.robots is not None)
-    report = _CheckReport(args.json)
+    _agent(args)
+    _check_input(args)
     if args.robots is not None:
-        robots = _load_robots(args.robots, args.policy)
-        for url in urls:
-            report.add(url, robots.explain(url, robots_token=token))
-    else:
-        bar = _progress(len(urls), args.input is not None and sys.stderr.isatty())
-        try:
-            asyncio.run(_check_remote(args, urls, report.add_decision, bar))
-        finally:
-            bar.close()
-    return EXIT_NEGATIVE if report.disallowed else EXIT_OK
+        report = _CheckReport(args.json)
+        _check_local(args, report)
+        return report.exit_status()
+    from ._cli_bulk import Progress, count_lines
+
+    progress = Progress.start(
+        len(args.urls) + (count_lines(args.input) or 0) if args.input != "-" else None,
+        _want_progress(args),
+    )
+    _setup_logging(args.verbose, progress)
+    report = _CheckReport(args.json, progress)
+    try:
+        asyncio.run(_check_remote(args, report))
+    finally:
+        progress.close()
+    return report.exit_status()
 
 
 # --------------------------------------------------------------------------- explain
@@ -378,19 +591,23 @@ async def _explain_remote(args: argparse.Namespace, url: str) -> Decision:
         return await checker.explain(url)
 
 
-def _explain_fields(verdict: Verdict) -> list[tuple[str, object]]:
+def _explain_fields(verdict: Verdict, usage: UsagePreferences | None) -> list[tuple[str, object]]:
+    rule = "none" if verdict.rule is None else f"line {verdict.line}: {verdict.rule}"
+    usage_rules = ", ".join(f"line {r.line}: {r}" for r in usage.rules) if usage else ""
     return [
         ("verdict", "allowed" if verdict.allowed else "DISALLOWED"),
-        ("rule", _rule_text(verdict)),
+        ("rule", rule),
         ("user agents", ", ".join(verdict.agents) or "none"),
         ("token", verdict.token),
         ("reason", f"{verdict.reason}: {_REASONS.get(verdict.reason, verdict.reason)}"),
+        ("usage", _usage_text(usage)),
+        ("usage rule", usage_rules or "none"),
     ]
 
 
 def _provenance_fields(decision: Decision) -> list[tuple[str, object]]:
     outcome = decision.outcome
-    status = outcome.status if outcome.status is not None else f"none ({outcome.error})"
+    status = outcome.status if outcome.status is not None else f"none ({_problem(outcome)})"
     return [
         ("robots.txt", decision.origin.robots_url),
         ("status", status),
@@ -401,9 +618,16 @@ def _provenance_fields(decision: Decision) -> list[tuple[str, object]]:
     ]
 
 
-def _explain_record(url: str, verdict: Verdict, decision: Decision | None) -> dict[str, Any]:
+def _explain_record(
+    url: str, verdict: Verdict, decision: Decision | None, usage: UsagePreferences | None
+) -> dict[str, Any]:
     record = _verdict_record(url, verdict, decision)
-    record.update(agents=list(verdict.agents), token=verdict.token, robots_url=None)
+    record.update(
+        agents=list(verdict.agents),
+        token=verdict.token,
+        usage=_usage_record(usage),
+        robots_url=None,
+    )
     if decision is not None:
         record.update(
             robots_url=decision.origin.robots_url,
@@ -417,17 +641,21 @@ def _explain_record(url: str, verdict: Verdict, decision: Decision | None) -> di
 def _cmd_explain(args: argparse.Namespace) -> int:
     token = _agent(args)
     url: str = args.url
-    _validate([url], paths_ok=args.robots is not None)
+    if not (args.robots is not None and url.startswith("/")):
+        Origin.from_url(url)
+    _setup_logging(args.verbose)
     decision: Decision | None = None
     if args.robots is not None:
-        verdict = _load_robots(args.robots, args.policy).explain(url, robots_token=token)
+        robots = _load_robots(args.robots, args.policy)
+        verdict = robots.explain(url, robots_token=token)
+        usage = robots.usage(url, robots_token=token)
     else:
         decision = asyncio.run(_explain_remote(args, url))
-        verdict = decision.verdict
+        verdict, usage = decision.verdict, decision.usage
     if args.json:
-        _print_json(_explain_record(url, verdict, decision))
+        print(_json(_explain_record(url, verdict, decision, usage)))
     else:
-        fields = [("URL", url), *_explain_fields(verdict)]
+        fields = [("URL", url), *_explain_fields(verdict, usage)]
         _print_fields(fields + (_provenance_fields(decision) if decision else []))
     return EXIT_OK if verdict.allowed else EXIT_NEGATIVE
 
@@ -448,34 +676,123 @@ def _counts(robots: RobotsTxt) -> dict[str, int]:
     }
 
 
-def _cmd_lint(args: argparse.Namespace) -> int:
-    name = "<stdin>" if args.file == "-" else args.file
-    robots = _load_robots(args.file, args.policy)
-    warnings = robots.warnings
+_UTF16 = "body is UTF-16 ({}), not UTF-8: crawlers find no rules in it; save it as UTF-8"
+_HTML = (
+    "body is an HTML page, not a robots.txt (a soft 404 or an error page served as "
+    "200?): its lines are ignored"
+)
+
+
+def _body_warnings(body: bytes) -> list[tuple[int, str, str]]:
+    """Problems only the raw body shows: a UTF-16 file, an HTML page served as robots.txt.
+
+    The parser reads bytes as UTF-8 (RFC 9309 §2.2), so neither yields a rule: a
+    UTF-16 file is NUL-riddled noise and an HTML page (often a "soft 404") has no
+    ``key: value`` lines that mean anything.
+    """
+    head = body[:1024]
+    if head.startswith(b"\xff\xfe"):
+        return [(1, "utf-16", _UTF16.format("little-endian byte order mark"))]
+    if head.startswith(b"\xfe\xff"):
+        return [(1, "utf-16", _UTF16.format("big-endian byte order mark"))]
+    if head and head.count(b"\x00") * 4 >= len(head):
+        return [
+            (1, "utf-16", _UTF16.format("NUL bytes between the characters, no byte order mark"))
+        ]
+    lowered = head.lower()
+    for marker in (b"<!doctype html", b"<html", b"<head", b"<body"):
+        at = lowered.find(marker)
+        if at != -1:
+            return [(lowered[:at].count(b"\n") + 1, "html", _HTML)]
+    return []
+
+
+def _lint_report(
+    name: str, robots: RobotsTxt, body: bytes, extra: dict[str, Any], as_json: bool
+) -> int:
+    found: list[tuple[int, str, str]] = _body_warnings(body)
+    found += [(w.line, w.code, w.message) for w in robots.warnings]
+    found.sort(key=lambda warning: warning[0])
+    usage = [(group, rule) for group in robots.groups for rule in group.usage]
     counts = _counts(robots)
-    if args.json:
-        found = [{"line": w.line, "code": w.code, "message": w.message} for w in warnings]
-        _print_json({"file": name, "warnings": found, **counts, "truncated": robots.truncated})
+    if as_json:
+        record = {
+            "file": name,
+            **extra,
+            "warnings": [{"line": line, "code": code, "message": msg} for line, code, msg in found],
+            **counts,
+            "usage_rules": [_usage_rule_record(group.agents, rule) for group, rule in usage],
+            "truncated": robots.truncated,
+        }
+        print(_json(record))
     else:
-        for warning in warnings:
-            print(f"{name}:{warning.line}: {warning.code}: {warning.message}")
+        shown = [(line, f"{code}: {message}") for line, code, message in found]
+        for group, rule in usage:
+            # A note, not a warning: what each Content-Usage rule says, and for whom.
+            reading = _usage_text(parse_preference(rule.preference)[0])
+            shown.append((rule.line, f"note: for {', '.join(group.agents)}: {rule} ({reading})"))
+        for line, text in sorted(shown, key=lambda item: item[0]):
+            print(f"{name}:{line}: {text}")
         summary = ", ".join(_plural(n, noun[:-1]) for noun, n in counts.items())
+        if usage:
+            summary += f", {_plural(len(usage), 'Content-Usage rule')}"
         truncated = "truncated" if robots.truncated else "not truncated"
-        print(f"{name}: {summary}, {truncated}; {_plural(len(warnings), 'warning')}")
-    return EXIT_NEGATIVE if warnings else EXIT_OK
+        print(f"{name}: {summary}, {truncated}; {_plural(len(found), 'warning')}")
+    return EXIT_NEGATIVE if found else EXIT_OK
 
 
-# --------------------------------------------------------------------------- fetch
+def _usage_rule_record(agents: Sequence[str], rule: UsageRule) -> dict[str, Any]:
+    reading = parse_preference(rule.preference)[0]
+    return {
+        "line": rule.line,
+        "agents": list(agents),
+        "path": rule.path,
+        "preference": rule.preference,
+        "train-ai": reading.train_ai,
+        "search": reading.search,
+    }
 
 
-async def _fetch(args: argparse.Namespace, url: str, policy: FetchPolicy) -> FetchOutcome:
+async def _fetch(
+    args: argparse.Namespace, url: str, policy: FetchPolicy, *, keep_body: bool
+) -> FetchOutcome:
     from ._fetcher import AiohttpFetcher
 
     fetcher = AiohttpFetcher(user_agent=args.agent, policy=policy, match_policy=args.policy)
     try:
-        return await fetcher.fetch(url)
+        return await fetcher.fetch(url, keep_body=keep_body)
     finally:
         await fetcher.aclose()
+
+
+def _is_url(text: str) -> bool:
+    return text.lower().startswith(("http://", "https://"))
+
+
+def _cmd_lint(args: argparse.Namespace) -> int:
+    if not _is_url(args.file):
+        name = "<stdin>" if args.file == "-" else args.file
+        body = _read_bytes(args.file)
+        robots = parse(body, policy=args.policy, max_bytes=args.max_bytes)
+        return _lint_report(name, robots, body[: args.max_bytes], {}, args.json)
+    _agent(args)
+    origin = Origin.from_url(args.file)
+    _setup_logging(args.verbose)
+    policy = _fetch_policy(args, max_bytes=args.max_bytes)
+    outcome = asyncio.run(_fetch(args, origin.robots_url, policy, keep_body=True))
+    extra = {"status": outcome.status, "error": outcome.error, "final_url": outcome.final_url}
+    if outcome.category != "ok" or outcome.robots is None:
+        fate = "no robots.txt" if outcome.category == "unavailable" else "unreachable"
+        message = f"{origin.robots_url}: {fate} ({_problem(outcome)}): nothing to lint"
+        if args.json:
+            print(_json({"file": origin.robots_url, **extra, "warnings": []}))
+        else:
+            print(message)
+        return EXIT_NEGATIVE
+    return _lint_report(origin.robots_url, outcome.robots, outcome.body or b"", extra, args.json)
+
+
+# --------------------------------------------------------------------------- fetch
 
 
 def _fetch_record(outcome: FetchOutcome, resolution: Resolution) -> dict[str, Any]:
@@ -523,14 +840,25 @@ def _print_fetch(record: dict[str, Any]) -> None:
 def _cmd_fetch(args: argparse.Namespace) -> int:
     _agent(args)
     origin = Origin.from_url(args.url)
-    policy = _fetch_policy(args)
-    outcome = asyncio.run(_fetch(args, origin.robots_url, policy))
+    _setup_logging(args.verbose)
+    policy = _fetch_policy(args, max_bytes=args.max_bytes)
+    outcome = asyncio.run(_fetch(args, origin.robots_url, policy, keep_body=args.body))
     record = _fetch_record(outcome, policy.resolve(outcome, None, time.time()))
     if args.json:
-        _print_json(record)
+        if args.body:
+            record["body"] = (
+                None if outcome.body is None else outcome.body.decode("utf-8", "replace")
+            )
+        print(_json(record))
     else:
         _print_fetch(record)
-    return EXIT_OK if outcome.category == "ok" else EXIT_NEGATIVE
+        if args.body and outcome.body is not None:
+            print()
+            sys.stdout.flush()
+            sys.stdout.buffer.write(outcome.body)
+            sys.stdout.buffer.flush()
+    # A 404 is the normal "no robots.txt" (allow all), not a failure.
+    return EXIT_NEGATIVE if outcome.category == "unreachable" else EXIT_OK
 
 
 # --------------------------------------------------------------------------- main
@@ -561,3 +889,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (``| head``): silence the flush at interpreter exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_NEGATIVE
+    finally:
+        _setup_logging(0)

@@ -121,14 +121,19 @@ def test_check_allowed_exits_0(robots_file: str, capsys: pytest.CaptureFixture[s
     code = main(["check", "--robots", robots_file, "https://e.com/", "https://e.com/private/ok"])
     out = capsys.readouterr().out
     assert code == 0
-    assert out.splitlines() == ["allowed  https://e.com/", "allowed  https://e.com/private/ok"]
+    assert out.splitlines() == [
+        "allowed  https://e.com/  (no rule matches)",
+        "allowed  https://e.com/private/ok  (line 3: Allow: /private/ok)",
+    ]
 
 
 def test_check_disallowed_exits_1(robots_file: str, capsys: pytest.CaptureFixture[str]) -> None:
     """A disallowed URL: exit 1 and a DISALLOWED line."""
     code = main(["check", "--robots", robots_file, "https://e.com/private/x"])
     assert code == 1
-    assert capsys.readouterr().out == "DISALLOWED  https://e.com/private/x\n"
+    assert capsys.readouterr().out == (
+        "DISALLOWED  https://e.com/private/x  (line 2: Disallow: /private/)\n"
+    )
 
 
 def test_check_mixed_keeps_order(robots_file: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -136,9 +141,9 @@ def test_check_mixed_keeps_order(robots_file: str, capsys: pytest.CaptureFixture
     code = main(["check", "--robots", robots_file, "/a", "/private/b", "https://e.com/c"])
     assert code == 1
     assert capsys.readouterr().out.splitlines() == [
-        "allowed  /a",
-        "DISALLOWED  /private/b",
-        "allowed  https://e.com/c",
+        "allowed  /a  (no rule matches)",
+        "DISALLOWED  /private/b  (line 2: Disallow: /private/)",
+        "allowed  https://e.com/c  (no rule matches)",
     ]
 
 
@@ -152,9 +157,11 @@ def test_check_json_local(robots_file: str, capsys: pytest.CaptureFixture[str]) 
         "reason": "disallow",
         "rule": "/private/",
         "line": 2,
+        "why": "line 2: Disallow: /private/",
         "origin": None,
         "source": None,
         "status": None,
+        "error": None,
     }
     assert second["allowed"] is True
     assert second["reason"] == "no-match"
@@ -166,7 +173,7 @@ def test_check_agent_selects_group(robots_file: str, capsys: pytest.CaptureFixtu
     assert main(["check", "--robots", robots_file, "/a"]) == 0
     assert main(["--agent", "FooBot/2.0", "check", "--robots", robots_file, "/a"]) == 1
     assert main(["check", "--agent", "FooBot/2.0", "--robots", robots_file, "/a"]) == 1
-    assert capsys.readouterr().out.count("DISALLOWED  /a") == 2
+    assert capsys.readouterr().out.count("DISALLOWED  /a  (line 6: Disallow: /)") == 2
 
 
 def test_check_policy_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -175,7 +182,10 @@ def test_check_policy_option(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     path.write_text("User-agent: *\nDissallow: /x\n")
     assert main(["check", "--robots", str(path), "/x"]) == 1
     assert main(["--policy", "rfc9309", "check", "--robots", str(path), "/x"]) == 0
-    assert capsys.readouterr().out.splitlines() == ["DISALLOWED  /x", "allowed  /x"]
+    assert capsys.readouterr().out.splitlines() == [
+        "DISALLOWED  /x  (line 2: Disallow: /x)",
+        "allowed  /x  (no rule matches)",
+    ]
 
 
 def test_check_robots_from_stdin(
@@ -197,9 +207,9 @@ def test_check_input_skips_blanks_and_comments(
     code = main(["check", "--robots", robots_file, "--input", str(urls), "https://e.com/0"])
     assert code == 1
     assert capsys.readouterr().out.splitlines() == [
-        "allowed  https://e.com/0",
-        "DISALLOWED  https://e.com/private/1",
-        "allowed  https://e.com/2",
+        "allowed  https://e.com/0  (no rule matches)",
+        "DISALLOWED  https://e.com/private/1  (line 2: Disallow: /private/)",
+        "allowed  https://e.com/2  (no rule matches)",
     ]
 
 
@@ -213,11 +223,11 @@ def test_check_without_url_exits_2(robots_file: str, capsys: pytest.CaptureFixtu
 
 
 def test_invalid_url_exits_2(robots_file: str, capsys: pytest.CaptureFixture[str]) -> None:
-    """A non-http(s) URL is a usage error naming the URL, and nothing is printed."""
+    """A non-http(s) URL is reported with its position; the others are still checked."""
     assert main(["check", "--robots", robots_file, "https://e.com/", "ftp://e.com/x"]) == 2
     captured = capsys.readouterr()
-    assert "ftp://e.com/x" in captured.err
-    assert captured.out == ""
+    assert captured.err == ("robots-async: argument 2: unsupported scheme 'ftp': 'ftp://e.com/x'\n")
+    assert captured.out == "allowed  https://e.com/  (no rule matches)\n"
 
 
 def test_relative_url_needs_robots_file(capsys: pytest.CaptureFixture[str]) -> None:
@@ -249,7 +259,7 @@ def test_bad_timeout_and_missing_command_exit_2(capsys: pytest.CaptureFixture[st
     """argparse errors (no command, non-positive timeout) return 2 instead of exiting."""
     assert main([]) == 2
     assert main(["--timeout", "0", "fetch", "https://e.com/"]) == 2
-    assert "must be positive" in capsys.readouterr().err
+    assert "must be a finite number of seconds greater than 0" in capsys.readouterr().err
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -264,15 +274,16 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 async def test_check_many_urls_fetch_each_robots_once(
     serve: Serve, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """200 URLs over two origins: each robots.txt is requested once, output in order."""
+    """200 URLs over two origins, --ordered: each robots.txt requested once, input order."""
     hits: Counter[str] = Counter()
     bases = [await serve(robots_app(hits)), await serve(robots_app(hits))]
     urls = [f"{bases[i % 2]}/{'private/' if i % 10 == 0 else ''}page{i}" for i in range(200)]
     (tmp_path / "urls.txt").write_text("\n".join(urls) + "\n")
-    code = await asyncio.to_thread(main, ["check", "--input", str(tmp_path / "urls.txt")])
+    args = ["check", "--ordered", "--input", str(tmp_path / "urls.txt")]
+    code = await asyncio.to_thread(main, args)
     lines = capsys.readouterr().out.splitlines()
     assert code == 1
-    assert [line.split()[-1] for line in lines] == urls
+    assert [line.split()[1] for line in lines] == urls
     assert sum(line.startswith("DISALLOWED") for line in lines) == 20
     assert sorted(hits.values()) == [1, 1]
 
@@ -299,7 +310,10 @@ async def test_check_fetch_policy_decides_on_503(
     assert await asyncio.to_thread(main, ["check", f"{base}/a"]) == 1
     policy = ["--fetch-policy", "legacy-allow-on-error"]
     assert await asyncio.to_thread(main, [*policy, "check", f"{base}/a"]) == 0
-    assert capsys.readouterr().out.splitlines() == [f"DISALLOWED  {base}/a", f"allowed  {base}/a"]
+    assert capsys.readouterr().out.splitlines() == [
+        f"DISALLOWED  {base}/a  (robots.txt unreachable (HTTP 503): everything disallowed)",
+        f"allowed  {base}/a  (robots.txt unreachable (HTTP 503): everything allowed)",
+    ]
 
 
 async def test_check_progress_bar_on_tty(
@@ -323,7 +337,7 @@ async def test_check_without_tqdm_has_no_bar(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Without tqdm installed, --input on a terminal still works, silently."""
+    """Without tqdm installed, --input on a terminal still works and says why no bar."""
     base = await serve(robots_app(Counter()))
     (tmp_path / "urls.txt").write_text(f"{base}/a\n{base}/private/b\n")
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
@@ -331,7 +345,9 @@ async def test_check_without_tqdm_has_no_bar(
     code = await asyncio.to_thread(main, ["check", "--input", str(tmp_path / "urls.txt")])
     captured = capsys.readouterr()
     assert code == 1
-    assert captured.err == ""
+    assert captured.err == (
+        "robots-async: no progress bar: tqdm is not installed (pip install 'robots-async[cli]')\n"
+    )
     assert len(captured.out.splitlines()) == 2
 
 
@@ -459,9 +475,9 @@ async def test_fetch_503_is_unreachable(serve: Serve, capsys: pytest.CaptureFixt
 
 
 async def test_fetch_404_is_unavailable(serve: Serve, capsys: pytest.CaptureFixture[str]) -> None:
-    """404: exit 1, category and source unavailable, everything allowed."""
+    """404 is the normal "no robots.txt": exit 0, category and source unavailable."""
     base = await serve(robots_app(Counter(), body="", status=404))
-    assert await asyncio.to_thread(main, ["fetch", "--json", base]) == 1
+    assert await asyncio.to_thread(main, ["fetch", "--json", base]) == 0
     record = json.loads(capsys.readouterr().out)
     assert (record["category"], record["source"]) == ("unavailable", "unavailable")
     assert record["rules_in_force"] == "allow-all"
@@ -515,7 +531,9 @@ def test_module_check_exit_codes(robots_file: str) -> None:
     disallowed = run_cli("check", "--robots", robots_file, "https://e.com/private/x")
     allowed = run_cli("check", "--robots", robots_file, "https://e.com/x")
     assert (disallowed.returncode, allowed.returncode) == (1, 0)
-    assert disallowed.stdout == "DISALLOWED  https://e.com/private/x\n"
+    assert (
+        disallowed.stdout == "DISALLOWED  https://e.com/private/x  (line 2: Disallow: /private/)\n"
+    )
 
 
 def test_module_usage_error_has_no_traceback() -> None:
@@ -530,4 +548,7 @@ def test_module_check_input_from_stdin(robots_file: str) -> None:
     """--input - reads URLs from stdin in a real process."""
     result = run_cli("check", "--robots", robots_file, "--input", "-", stdin="/a\n/private/b\n")
     assert result.returncode == 1
-    assert result.stdout.splitlines() == ["allowed  /a", "DISALLOWED  /private/b"]
+    assert [line.split("  (")[0] for line in result.stdout.splitlines()] == [
+        "allowed  /a",
+        "DISALLOWED  /private/b",
+    ]

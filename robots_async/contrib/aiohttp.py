@@ -2,7 +2,13 @@
 
     checker = robots_async.RobotsChecker("MyBot/1.0 (+https://example.org/bot)")
     async with aiohttp.ClientSession(middlewares=(RobotsMiddleware(checker),)) as s:
-        await s.get(url)          # raises DisallowedError if robots.txt forbids it
+        async with s.get(url) as response:   # DisallowedError if robots.txt forbids it
+            content_usage(response)          # AI usage preferences (robots.txt + header)
+
+One identity: a request without a User-Agent of its own (aiohttp's default
+``Python/3.x aiohttp/3.y`` counts as none) is sent with the checker's; a request with
+another User-Agent is judged with that header's product token. Each hop is one
+lookup in the checker (one count in its stats).
 
 Requires aiohttp >= 3.12 (client middlewares run once per redirect hop).
 """
@@ -10,21 +16,32 @@ Requires aiohttp >= 3.12 (client middlewares run once per redirect hop).
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 import aiohttp
+from aiohttp import hdrs
+from aiohttp.http import SERVER_SOFTWARE
 
 from .._errors import RobotsError
+from .._usage import CATEGORIES, UsagePreferences, combine_usage, usage_from_header
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from aiohttp import ClientRequest, ClientResponse
     from aiohttp.client_middlewares import ClientHandlerType
 
     from .._checker import Decision, RobotsChecker
     from .._rules import Verdict
+    from .._usage import UsageCategory
 
-__all__ = ["DisallowedError", "RobotsMiddleware"]
+__all__ = ["DisallowedError", "RobotsMiddleware", "UsageRefusedError", "content_usage"]
 
 _SCHEMES = frozenset({"http", "https"})
+#: Statuses whose Location aiohttp follows: their body is no content to use.
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+#: Preferences of the responses that passed through a middleware (see content_usage).
+_USAGE: WeakKeyDictionary[ClientResponse, UsagePreferences] = WeakKeyDictionary()
 
 
 class DisallowedError(RobotsError, aiohttp.ClientError):
@@ -50,6 +67,25 @@ class DisallowedError(RobotsError, aiohttp.ClientError):
         return _why(self.verdict, self.decision)
 
 
+class UsageRefusedError(RobotsError, aiohttp.ClientError):
+    """Raised for a response whose AI usage preference is ``n`` for a refused category.
+
+    Only with ``RobotsMiddleware(refuse_usage=...)``. The request was sent (robots.txt
+    allows crawling it) and the response closed unread; ``usage`` is the combined
+    robots.txt and ``Content-Usage`` header preference, ``category`` the one refused.
+    """
+
+    def __init__(
+        self, url: str, category: UsageCategory, usage: UsagePreferences, status: int
+    ) -> None:
+        super().__init__(f"{url}: content usage {category}=n ({_usage_source(usage)})")
+        self.url = url
+        self.category = category
+        self.usage = usage
+        #: HTTP status of the refused response.
+        self.status = status
+
+
 def _why(verdict: Verdict, decision: Decision | None) -> str:
     if verdict.rule is not None:
         return f"{verdict.rule} (line {verdict.line})"
@@ -59,6 +95,36 @@ def _why(verdict: Verdict, decision: Decision | None) -> str:
     return verdict.reason
 
 
+def _usage_source(usage: UsagePreferences) -> str:
+    sources = [f"{rule} (line {rule.line})" for rule in usage.rules]
+    sources += [f"header Content-Usage: {value}" for value in usage.header]
+    return "; ".join(sources) or "no statement"
+
+
+def content_usage(response: ClientResponse) -> UsagePreferences | None:
+    """The AI usage preferences of a response fetched through :class:`RobotsMiddleware`.
+
+    robots.txt's ``Content-Usage`` rules for the response's URL combined with the
+    response's own ``Content-Usage`` header (most restrictive wins, vocab §7.1).
+    None for a response the middleware did not check (``/robots.txt``, other
+    schemes, or a session without the middleware).
+    """
+    return _USAGE.get(response)
+
+
+def _refused_categories(refuse_usage: Iterable[str]) -> tuple[UsageCategory, ...]:
+    if isinstance(refuse_usage, str):
+        refuse_usage = (refuse_usage,)
+    chosen = tuple(refuse_usage)
+    known = [category for category in CATEGORIES if category in chosen]
+    unknown = [category for category in chosen if category not in CATEGORIES]
+    if unknown:
+        raise ValueError(
+            f"refuse_usage: unknown category {unknown[0]!r}; accepted: {', '.join(CATEGORIES)}"
+        )
+    return tuple(known)
+
+
 class RobotsMiddleware:
     """Client middleware that refuses requests robots.txt disallows.
 
@@ -66,23 +132,58 @@ class RobotsMiddleware:
         is shared by every session using this middleware).
     :param respect_crawl_delay: wait out Crawl-delay / Request-rate per origin
         before each request (capped by the checker's ``max_delay``).
+    :param refuse_usage: AI usage categories (``"train-ai"``, ``"search"``) whose
+        preference ``n`` refuses a response with :class:`UsageRefusedError`
+        (default: none; :func:`content_usage` tells the preferences either way).
 
     ``/robots.txt`` itself and non-http(s) URLs pass unchecked. The checker fetches
     robots.txt with ``middlewares=()``, so this middleware never recurses.
     """
 
-    def __init__(self, checker: RobotsChecker, *, respect_crawl_delay: bool = False) -> None:
+    def __init__(
+        self,
+        checker: RobotsChecker,
+        *,
+        respect_crawl_delay: bool = False,
+        refuse_usage: Iterable[UsageCategory] = (),
+    ) -> None:
         self.checker = checker
         self.respect_crawl_delay = respect_crawl_delay
+        self.refuse_usage = _refused_categories(refuse_usage)
 
     async def __call__(self, request: ClientRequest, handler: ClientHandlerType) -> ClientResponse:
         """Check ``request.url`` (every hop passes here), then send it."""
+        user_agent = self._identity(request)
         url = request.url
-        if url.scheme in _SCHEMES and url.path != "/robots.txt":
-            text = str(url)
-            if not await self.checker.allowed(text):
-                decision = await self.checker.explain(text)
-                raise DisallowedError(text, self.checker.user_agent, decision.verdict, decision)
-            if self.respect_crawl_delay:
-                await self.checker.wait(text)
-        return await handler(request)
+        if url.scheme not in _SCHEMES or url.path == "/robots.txt":
+            return await handler(request)
+        text = str(url)
+        checker = self.checker
+        # One lookup per hop: explain() answers, counts, and carries the usage rules.
+        decision = await checker.explain(text, user_agent=user_agent)
+        if not decision.allowed:
+            who = checker.user_agent if user_agent is None else user_agent
+            raise DisallowedError(text, who, decision.verdict, decision)
+        if self.respect_crawl_delay:
+            await checker.wait(text, user_agent=user_agent)
+        response = await handler(request)
+        usage = combine_usage(
+            decision.usage or UsagePreferences(),
+            usage_from_header(response.headers.getall("Content-Usage", ())),
+        )
+        _USAGE[response] = usage
+        if self.refuse_usage and response.status not in _REDIRECTS:
+            for category in self.refuse_usage:
+                if usage.disallows(category):
+                    response.close()
+                    raise UsageRefusedError(text, category, usage, response.status)
+        return response
+
+    def _identity(self, request: ClientRequest) -> str | None:
+        """Give a request without its own User-Agent the checker's; return the one to
+        judge with (None: the checker's own token)."""
+        sent = request.headers.get(hdrs.USER_AGENT, "").strip()
+        if not sent or sent == SERVER_SOFTWARE:
+            request.headers[hdrs.USER_AGENT] = self.checker.user_agent
+            return None
+        return None if sent == self.checker.user_agent else sent
