@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from ._cli_bulk import Line, Progress
     from ._fetch_policy import Resolution
     from ._outcome import FetchOutcome
+    from ._policy import PolicyName
     from ._robots import RobotsTxt
     from ._rules import Verdict
     from ._usage import UsagePreferences, UsageRule
@@ -328,7 +329,7 @@ def _check_input(args: argparse.Namespace) -> None:
             raise UsageError(f"cannot read {args.input}: {exc.strerror or exc}") from exc
 
 
-def _load_robots(path: str, policy: str, max_bytes: int = DEFAULT_MAX_BYTES) -> RobotsTxt:
+def _load_robots(path: str, policy: PolicyName, max_bytes: int = DEFAULT_MAX_BYTES) -> RobotsTxt:
     return parse(_read_bytes(path), policy=policy, max_bytes=max_bytes)
 
 
@@ -342,8 +343,7 @@ def _fetch_policy(args: argparse.Namespace, **changes: Any) -> FetchPolicy:
         **changes,
     )
     if args.private_redirects is not None:
-        # Until FetchPolicy.private_redirects ("block"/"allow") lands: the bool it replaces.
-        policy = replace(policy, block_private_redirects=args.private_redirects == "block")
+        policy = replace(policy, private_redirects=args.private_redirects)
     return policy
 
 
