@@ -265,7 +265,7 @@ async def cancel_retry() -> Row:
         for attempt in range(20):
             try:
                 await asyncio.wait_for(checker.allowed(healthy.base(0) + "/private/x"), 0.5)
-            except TimeoutError:
+            except asyncio.TimeoutError:  # not the builtin before 3.11
                 continue
             answered_at = attempt + 1
             break

@@ -217,7 +217,7 @@ async def run_client(urls: Path, mode: str, size: int) -> dict[str, Any]:
     )
     try:
         out, err = await asyncio.wait_for(process.communicate(), 90)
-    except TimeoutError:
+    except asyncio.TimeoutError:
         process.kill()
         await process.wait()
         raise
