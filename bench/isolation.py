@@ -12,7 +12,8 @@ connections, or descriptors above the baseline) and peak memory against its boun
   the Redis store takes the same path), while a healthy origin is checked.
 - ulimit 1024: 3,000 keep-alive origins in waves of 1,000 from a subprocess whose
   soft RLIMIT_NOFILE is 1,024; then 200 checks with only 8 descriptors free
-  (EMFILE: "local-limit", retried after 5 s).
+  (EMFILE: "local-limit", retried after 5 s), and 100 checks by name with none
+  free (c-ares cannot open its socket: also "local-limit", not "dns").
 - slow DNS: 20 names whose lookups are never answered (a DNS server on 127.0.0.1,
   c-ares), then 10 healthy origins by name.
 - cancel retry: a caller's 0.5 s timeout retried up to 20 times against a robots.txt
@@ -195,6 +196,11 @@ async def under_ulimit() -> list[Row]:
         waves = await run_client(urls, "waves", 1000)
         seconds = time.monotonic() - started
         starved = await run_client(urls, "starved", 200)
+        dns = await DNSServer({f"origin-{i}.test": "127.0.0.1" for i in range(100)}).start()
+        try:
+            by_name = await run_client(urls, "starved-dns", 100, str(dns.port))
+        finally:
+            dns.close()
     finally:
         await origins.close()
         os.unlink(URLS_FILE)
@@ -216,6 +222,13 @@ async def under_ulimit() -> list[Row]:
             wrong=starved["wrong_first"] + starved["failed_open"],
             note=f"local-limit {starved['kinds'].get('local-limit', 0)} (TTL {starved['ttls']}), "
             f"wrong after retry {starved['wrong_second']}",
+        ),
+        Row(
+            "ulimit: 0 fds free, by name",
+            tried=100,
+            answered=100,
+            wrong=by_name["failed_open"],
+            note=f"outcomes {dict(by_name['kinds'])}, wrong after retry {by_name['wrong_second']}",
         ),
     ]
 

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .dnsserver import DNSServer
+
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
@@ -43,6 +45,8 @@ EXPECTED = (False, True, True)
 
 CLIENT = r"""
 import asyncio, collections, json, os, resource, sys
+
+import aiohttp
 
 import robots_async as ra
 
@@ -132,8 +136,46 @@ async def starved(count):
             "local_limits": local_limits}
 
 
+async def starved_dns(count, dns_port):
+    # Names through c-ares, whose resolver has no socket open yet: with no descriptor
+    # free it can only say "Could not contact DNS servers".
+    clock = Clock()
+    resolver = aiohttp.AsyncResolver(
+        nameservers=["127.0.0.1"], udp_port=dns_port, tcp_port=dns_port, lookups="b"
+    )
+    fetcher = ra.AiohttpFetcher(user_agent="ConnBot/1.0", resolver=resolver)
+    checker = ra.RobotsChecker("ConnBot/1.0", fetcher=fetcher, clock=clock)
+    await checker.allowed(bases[0] + "/private/x")  # the session exists (a literal: no DNS)
+    urls = [
+        f"http://origin-{i}.test:{base.rsplit(':', 1)[1]}/private/x"
+        for i, base in enumerate(bases[1 : count + 1])
+    ]
+    hoard = []
+    try:
+        while True:
+            hoard.append(os.open("/dev/null", os.O_RDONLY))
+    except OSError:
+        pass
+    first = await asyncio.gather(*map(checker.explain, urls))
+    for fd in hoard:
+        os.close(fd)
+    kinds = collections.Counter(str(d.outcome.error) for d in first)
+    failed_open = sum(d.allowed for d in first)
+    clock.now += 6.0
+    second = await asyncio.gather(*map(checker.allowed, urls))
+    wrong_second = sum(a != e for a, e in zip(second, expected[1:]))
+    await checker.aclose()
+    await fetcher.aclose()
+    return {"kinds": kinds, "failed_open": failed_open, "wrong_second": wrong_second}
+
+
 mode, size = sys.argv[2], int(sys.argv[4])
-result = asyncio.run(waves(size) if mode == "waves" else starved(size))
+if mode == "waves":
+    result = asyncio.run(waves(size))
+elif mode == "starved":
+    result = asyncio.run(starved(size))
+else:
+    result = asyncio.run(starved_dns(size, int(sys.argv[5])))
 print(json.dumps(result))
 """
 
@@ -202,7 +244,7 @@ async def origins() -> AsyncIterator[KeepAliveOrigins]:
     await served.close()
 
 
-async def run_client(urls: Path, mode: str, size: int) -> dict[str, Any]:
+async def run_client(urls: Path, mode: str, size: int, *extra: str) -> dict[str, Any]:
     """Run :data:`CLIENT` in a subprocess with the soft descriptor limit; its JSON."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -212,6 +254,7 @@ async def run_client(urls: Path, mode: str, size: int) -> dict[str, Any]:
         mode,
         str(SOFT_LIMIT),
         str(size),
+        *extra,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -261,4 +304,21 @@ async def test_out_of_descriptors_is_a_local_limit_retried_soon(
     assert result["failed_open"] == 0
     assert result["wrong_first"] == 0
     assert result["local_limits"] == result["kinds"]["local-limit"]
+    assert result["wrong_second"] == 0
+
+
+async def test_a_lookup_that_fails_for_want_of_descriptors_is_a_local_limit(
+    origins: KeepAliveOrigins, tmp_path: Path
+) -> None:
+    """No descriptor free: c-ares cannot open its socket and reports "Could not contact
+    DNS servers"; the fetcher asks the OS, finds EMFILE and reports "local-limit"
+    (disallow for 5 s), not "dns" for 5 minutes; then all 20 are answered right."""
+    dns = await DNSServer({f"origin-{i}.test": "127.0.0.1" for i in range(20)}).start()
+    try:
+        urls = origins.write_urls(tmp_path / "urls")
+        result = await run_client(urls, "starved-dns", 20, str(dns.port))
+    finally:
+        dns.close()
+    assert result["kinds"] == {"local-limit": 20}, result
+    assert result["failed_open"] == 0
     assert result["wrong_second"] == 0
