@@ -343,10 +343,14 @@ async def pacing(origins: int) -> Row:
     urls = [f"http://host-{i}.example/page" for i in range(origins)]
 
     async def per_wait(batch: list[str]) -> float:
-        started = time.perf_counter()
-        for url in batch:
-            await checker.wait(url)
-        return (time.perf_counter() - started) / len(batch) * 1e6
+        """µs per wait(), best of 5 runs of 200 (the machine is shared)."""
+        runs = []
+        for start in range(0, len(batch), 200):
+            began = time.perf_counter()
+            for url in batch[start : start + 200]:
+                await checker.wait(url)
+            runs.append((time.perf_counter() - began) / 200 * 1e6)
+        return min(runs)
 
     early = await per_wait(urls[:1000])
     for url in urls[1000:-1000]:
