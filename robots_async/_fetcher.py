@@ -16,7 +16,6 @@ that fails for want of descriptors or buffers is our limit, reported as
 from __future__ import annotations
 
 import asyncio
-import errno
 import socket
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -29,7 +28,7 @@ from ._fetch_policy import FetchPolicy
 from ._http import RedirectChain, is_redirect
 from ._parser import RobotsParser
 from ._policy import get_policy
-from ._resolver import GUARD, BlockedAddressError, GuardedResolver, HopGuard
+from ._resolver import GUARD, LOCAL_ERRNOS, BlockedAddressError, GuardedResolver, HopGuard
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -44,9 +43,6 @@ if TYPE_CHECKING:
 __all__ = ["AiohttpFetcher", "Fetcher", "classify_error"]
 
 _CHUNK = 64 * 1024
-#: Errors of a connection attempt that say our process or host ran out of something
-#: (descriptors, buffers), not that the site failed.
-_LOCAL_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 
 
 @runtime_checkable
@@ -263,7 +259,7 @@ def classify_error(exc: BaseException, hops: int = 0) -> ErrorKind:
     causes = list(_chain(exc))
     if any(isinstance(cause, BlockedAddressError) for cause in causes):
         return "blocked-redirect"
-    if any(isinstance(cause, OSError) and cause.errno in _LOCAL_ERRNOS for cause in causes):
+    if any(isinstance(cause, OSError) and cause.errno in LOCAL_ERRNOS for cause in causes):
         return "local-limit"
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return "timeout"

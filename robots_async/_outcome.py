@@ -62,6 +62,12 @@ class FetchOutcome:
         2xx is ok; 4xx except 429, a 3xx that cannot be followed, too many
         redirects, a loop or a bad Location are unavailable (Google treats them as
         404); 429, 5xx, other statuses and network errors are unreachable.
+
+        A hop our guards refuse ("blocked-redirect": cross-origin off, or a public
+        address redirecting into non-public space) is unreachable, not unavailable:
+        the file may exist, we chose not to fetch it, so RFC 9309 §2.3.1.4's
+        "complete disallow" is the safe reading; allow-all would let a redirect we
+        refused decide that everything may be crawled.
         """
         if self.error is not None:
             return "unavailable" if self.error in _UNAVAILABLE_ERRORS else "unreachable"

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import errno
+import os
 import socket
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -32,6 +34,12 @@ if TYPE_CHECKING:
     from ._addresses import PublicAddress
 
 __all__ = ["GUARD", "BlockedAddressError", "GuardedResolver", "HopGuard"]
+
+#: errnos saying the process or host ran out of descriptors or buffers.
+LOCAL_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+#: A lookup ends this much before the connect timeout and the fetch deadline, so a
+#: slow name is reported as a DNS failure rather than as a generic timeout.
+_MARGIN = 0.1
 
 
 @dataclass(slots=True)
@@ -86,6 +94,7 @@ class GuardedResolver(AbstractResolver):
         timeout = self._lookup_timeout
         if guard is not None:
             timeout = min(timeout, guard.deadline - asyncio.get_running_loop().time())
+        timeout -= _MARGIN
         try:
             if timeout <= 0:
                 raise asyncio.TimeoutError
@@ -93,6 +102,13 @@ class GuardedResolver(AbstractResolver):
         except asyncio.TimeoutError:
             # An OSError with errno None: aiohttp reports it as a DNS failure.
             raise OSError(None, f"lookup of {host!r} took more than {timeout:.1f} s") from None
+        except OSError as exc:
+            # c-ares says only "Could not contact DNS servers" when it cannot open a
+            # socket: ask the OS whether that is our own limit, not the name's.
+            local = _local_shortage()
+            if local is not None:
+                raise OSError(local, f"lookup of {host!r}: {os.strerror(local)}") from exc
+            raise
         return answers if guard is None else self._allowed(host, answers, guard)
 
     def _allowed(
@@ -116,3 +132,12 @@ class GuardedResolver(AbstractResolver):
     async def close(self) -> None:
         """Close the inner resolver."""
         await self._inner.close()
+
+
+def _local_shortage() -> int | None:
+    """The errno of our own shortage if a UDP socket cannot be opened now, else None."""
+    try:
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM).close()
+    except OSError as exc:
+        return exc.errno if exc.errno in LOCAL_ERRNOS else None
+    return None
