@@ -11,7 +11,7 @@ import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
-from robots_async.contrib.scrapy import RobotParser, RobotsTxtMiddleware
+from robots_async.contrib.scrapy import ConfigError, RobotParser, RobotsTxtMiddleware
 
 from .conftest import BASE_SETTINGS, SCRAPY_UA, CrawlResult, Host, LoopThread, Site, run_crawl
 
@@ -353,12 +353,14 @@ def test_middleware_not_configured_without_obey() -> None:
 
 
 def test_middleware_rejects_unknown_fetch_policy() -> None:
-    """An unknown ROBOTSASYNC_FETCH_POLICY raises NotConfigured naming the choices."""
+    """An unknown ROBOTSASYNC_FETCH_POLICY raises ConfigError (not NotConfigured, which
+    Scrapy would swallow) naming the setting, the value and the choices."""
     crawler = get_crawler(
         settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTSASYNC_FETCH_POLICY": "bingbot"}
     )
-    with pytest.raises(NotConfigured, match="rfc9309"):
+    with pytest.raises(ConfigError, match=r"ROBOTSASYNC_FETCH_POLICY='bingbot'.*rfc9309") as info:
         RobotsTxtMiddleware.from_crawler(crawler)
+    assert not isinstance(info.value, NotConfigured)
 
 
 def test_middleware_accepts_known_fetch_policy() -> None:
