@@ -25,6 +25,7 @@ from robots_async.contrib.scrapy import (
 )
 
 from .conftest import BASE_SETTINGS
+from .scrapy_cli import runspider
 
 if TYPE_CHECKING:
     from .conftest import Site
@@ -245,37 +246,6 @@ def test_each_bad_setting_stops_its_crawl(site: Site, tmp_path: Path) -> None:
         assert error.startswith(f"ConfigError: {name}={bad!r} is not accepted; accepted: ")
     assert errors[-1] is None  # the control crawler ran
     assert host.paths() == ["/robots.txt", "/page"]
-
-
-SPIDER = """
-import scrapy
-
-
-class Probe(scrapy.Spider):
-    name = "probe"
-
-    def __init__(self, url="", **kwargs):
-        super().__init__(**kwargs)
-        self.start_urls = [url]
-
-    def parse(self, response):
-        yield {"url": response.url}
-"""
-
-
-def runspider(tmp_path: Path, url: str, *settings: str) -> subprocess.CompletedProcess[str]:
-    """``scrapy runspider`` (the command users run) with ``-s`` settings."""
-    spider = tmp_path / "probe.py"
-    spider.write_text(SPIDER, encoding="utf-8")
-    options = ["ROBOTSTXT_OBEY=True", "TELNETCONSOLE_ENABLED=False", "LOG_LEVEL=INFO", *settings]
-    middlewares = json.dumps(BASE_SETTINGS["DOWNLOADER_MIDDLEWARES"])
-    command = [sys.executable, "-m", "scrapy", "runspider", str(spider), "-a", f"url={url}"]
-    command += ["-s", f"DOWNLOADER_MIDDLEWARES={middlewares}"]
-    for option in options:
-        command += ["-s", option]
-    return subprocess.run(
-        command, capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path
-    )
 
 
 @pytest.mark.slow
