@@ -3,6 +3,7 @@ startup, and a bad value stops a real crawl before any page is requested."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -16,6 +17,7 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
 import robots_async.contrib
+from robots_async import FetchPolicy
 from robots_async.contrib.scrapy import (
     SETTINGS,
     ConfigError,
@@ -281,3 +283,42 @@ def test_non_asyncio_reactor_is_refused_at_startup(site: Site, tmp_path: Path) -
     assert len(errors) == 1, errors
     assert "needs asyncio" in errors.pop()
     assert host.paths() == []
+
+
+def test_settings_reach_the_objects_they_configure() -> None:
+    """Each setting ends up in the FetchPolicy, the cache or the middleware."""
+    crawler = get_crawler(
+        settings_dict={
+            "ROBOTSTXT_OBEY": True,
+            "ROBOTSASYNC_FETCH_POLICY": "googlebot",
+            "ROBOTSASYNC_FORBIDDEN": "disallow",
+            "ROBOTSASYNC_MAX_BYTES": "600000",
+            "ROBOTSASYNC_TIMEOUT": "7.5",
+            "ROBOTSASYNC_MAX_ENTRIES": "12",
+            "ROBOTSASYNC_MAX_MEMORY": "1048576",
+            "ROBOTSASYNC_CRAWL_DELAY": "False",
+            "ROBOTSASYNC_MAX_CRAWL_DELAY": "3",
+            "ROBOTSASYNC_REFUSE_USAGE": "train-ai",
+        }
+    )
+    middleware = RobotsTxtMiddleware.from_crawler(crawler)
+    policy = middleware.cache.policy
+    assert (policy.name, policy.forbidden) == ("googlebot", "disallow")
+    assert (policy.max_bytes, policy.total_timeout) == (600_000, 7.5)
+    assert middleware.cache._max_entries == 12
+    assert middleware.cache._max_memory == 1_048_576
+    config = middleware.config
+    assert (config.crawl_delay, config.max_crawl_delay) == (False, 3.0)
+    assert config.refuse_usage == ("train-ai",)
+
+
+@pytest.mark.parametrize("value", ["block", "allow"])
+def test_private_redirects_reaches_fetch_policy(value: str) -> None:
+    """ROBOTSASYNC_PRIVATE_REDIRECTS sets FetchPolicy.private_redirects."""
+    if "private_redirects" not in {f.name for f in dataclasses.fields(FetchPolicy)}:
+        pytest.skip("FetchPolicy.private_redirects is not in this tree yet")
+    crawler = get_crawler(
+        settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTSASYNC_PRIVATE_REDIRECTS": value}
+    )
+    policy = RobotsTxtMiddleware.from_crawler(crawler).cache.policy
+    assert policy.private_redirects == value  # type: ignore[attr-defined,unused-ignore]
