@@ -94,6 +94,7 @@ USAGE_META = "content_usage"
 #: "unavailable", like a 4xx, as Scrapy treats it. lead: "ignored" once _outcome
 #: has that kind (and _records.LOCAL_ERRORS lists it, so it is never shared).
 _IGNORED: ErrorKind = "bad-redirect"
+#: Preference -> the value in stats names (the header's own spelling).
 _SHORT = {"allowed": "y", "disallowed": "n", "unknown": "unknown"}
 
 
@@ -418,7 +419,8 @@ class RobotsTxtMiddleware:
         return cls(crawler)
 
     async def process_request(self, request: Request, spider: Any = None) -> None:
-        """Wait for the origin's robots.txt and drop the request if it is disallowed."""
+        """Wait for the origin's robots.txt; drop the request if it is disallowed, or if
+        its robots.txt usage preference refuses a ``ROBOTSASYNC_REFUSE_USAGE`` category."""
         if request.meta.get("dont_obey_robotstxt"):
             return
         try:
@@ -447,11 +449,11 @@ class RobotsTxtMiddleware:
             return response  # our own robots.txt request
         robots_usage = request.meta.pop(_USAGE_META, None) or UsagePreferences()
         values = [_text(v) for v in response.headers.getlist("Content-Usage")]
-        usage = combine_usage(robots_usage, usage_from_header(values))
+        usage = combine_usage(robots_usage, usage_from_header(values)) if values else robots_usage
         request.meta[USAGE_META] = usage
         for category in CATEGORIES:
             self._inc(f"robotsasync/content_usage/{category}/{_SHORT[usage.get(category)]}")
-        self._refuse_usage(request, usage, "Content-Usage")
+        self._refuse_usage(request, usage, "response")
         return response
 
     def _refuse_usage(self, request: Request, usage: UsagePreferences, where: str) -> None:
@@ -463,7 +465,7 @@ class RobotsTxtMiddleware:
                     {"where": where, "category": category, "request": request},
                     extra={"spider": self.crawler.spider},
                 )
-                raise IgnoreRequest(f"{category}=n ({where} Content-Usage)")
+                raise IgnoreRequest(f"Content-Usage {category}=n ({where})")
 
     def _inc(self, key: str) -> None:
         stats = self.crawler.stats
