@@ -94,6 +94,8 @@ USAGE_META = "content_usage"
 #: "unavailable", like a 4xx, as Scrapy treats it. lead: "ignored" once _outcome
 #: has that kind (and _records.LOCAL_ERRORS lists it, so it is never shared).
 _IGNORED: ErrorKind = "bad-redirect"
+#: Scrapy's signal after each robots.txt is parsed (Scrapy >= 2.18; None before).
+_ROBOTS_PARSED = getattr(signals, "robots_parsed", None)
 #: Preference -> the value in stats names (the header's own spelling).
 _SHORT = {"allowed": "y", "disallowed": "n", "unknown": "unknown"}
 
@@ -506,7 +508,8 @@ class RobotsTxtMiddleware:
             self._inc("robotsasync/crawl_delay_applied")
 
     async def _announce(self, origin: Origin, entry: CacheEntry, request: Request) -> None:
-        """Send ``robots_parsed`` once per fetched entry (as Scrapy does per download)."""
+        """Send ``robots_parsed`` once per fetched entry (as Scrapy >= 2.18 does per
+        download), and count the entry's source."""
         if self._announced.get(origin) is entry:
             return
         self._announced[origin] = entry
@@ -515,9 +518,9 @@ class RobotsTxtMiddleware:
         self._inc(f"robotsasync/source/{entry.source}")
         if entry.outcome.truncated:
             self._inc("robotsasync/truncated")
-        if entry.outcome.status is not None:
+        if entry.outcome.status is not None and _ROBOTS_PARSED is not None:
             await self.crawler.signals.send_catch_log_async(
-                signal=signals.robots_parsed,
+                signal=_ROBOTS_PARSED,
                 robotparser=RobotParser(entry.robots),
                 request=request,
             )

@@ -79,7 +79,8 @@ def main() -> None:
     process = CrawlerProcess(settings=args["settings"])
     crawler = process.create_crawler(ProbeSpider)
     crawler.signals.connect(item_scraped, signal=signals.item_scraped)
-    crawler.signals.connect(robots_parsed, signal=signals.robots_parsed)
+    if hasattr(signals, "robots_parsed"):  # Scrapy >= 2.18
+        crawler.signals.connect(robots_parsed, signal=signals.robots_parsed)
     process.crawl(crawler)
     process.start()
     assert crawler.stats is not None
