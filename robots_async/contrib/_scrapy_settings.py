@@ -3,7 +3,7 @@
 :data:`SETTINGS` is the only place a setting name appears; :func:`read_settings`
 reads every entry and nothing else, so the documented list (docs/configuration.md
 is generated from the table) cannot drift from what the middleware reads. A bad
-value raises :class:`ConfigError` naming the setting, the value and what is
+value raises :class:`ConfigurationError` naming the setting, the value and what is
 accepted: Scrapy stops the crawl (it only ever swallows ``NotConfigured``).
 
 No Scrapy import here: values arrive as Python objects from a settings module or
@@ -24,14 +24,36 @@ from .._usage import CATEGORIES, UsageCategory
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-__all__ = ["SETTINGS", "ConfigError", "ScrapyConfig", "Setting", "read_settings"]
+__all__ = [
+    "SETTINGS",
+    "ConfigurationError",
+    "ConfigurationTypeError",
+    "ScrapyConfig",
+    "Setting",
+    "read_settings",
+]
 
-try:  # the core's configuration error, once it has one
-    from .._errors import ConfigError  # type: ignore[attr-defined,unused-ignore]
+try:  # the core's configuration errors (same names, signature and message)
+    from .._errors import (  # type: ignore[attr-defined,unused-ignore]
+        ConfigurationError,
+        ConfigurationTypeError,
+    )
 except ImportError:  # pragma: no cover - lead: delete this branch after the merge
 
-    class ConfigError(RobotsError, ValueError):  # type: ignore[no-redef,unused-ignore]
-        """A setting or argument has a value that is not accepted."""
+    class ConfigurationError(RobotsError, ValueError):  # type: ignore[no-redef,unused-ignore]
+        """A setting outside its accepted values: names setting, value and accepted."""
+
+        def __init__(self, setting: str, value: object, accepted: str) -> None:
+            super().__init__(f"{setting}={value!r} is not accepted: expected {accepted}")
+            self.setting = setting
+            self.value = value
+            self.accepted = accepted
+
+    class ConfigurationTypeError(  # type: ignore[no-redef,unused-ignore]
+        ConfigurationError,  # type: ignore[misc,unused-ignore]
+        TypeError,
+    ):
+        """A :class:`ConfigurationError` for a value of the wrong type."""
 
 
 FetchPresetName = Literal["rfc9309", "googlebot", "yandex", "legacy-allow-on-error"]
@@ -47,14 +69,14 @@ def _literal(options: tuple[str, ...]) -> str:
 
 
 def _accepted(options: tuple[object, ...]) -> str:
-    return ", ".join(repr(option) for option in options)
+    return "one of " + ", ".join(repr(option) for option in options)
 
 
 def _choice(options: tuple[str, ...]) -> Callable[[object], object]:
     def convert(value: object) -> object:
-        if value in options:
+        if isinstance(value, str) and value in options:
             return value
-        raise ValueError(_accepted(options))
+        raise (ValueError if isinstance(value, str) else TypeError)(_accepted(options))
 
     return convert
 
@@ -85,7 +107,7 @@ def _bool(value: object) -> object:
         return True
     if value in _FALSE and not isinstance(value, float):
         return False
-    raise ValueError("True, False, 1, 0, 'true', 'false'")
+    raise ValueError("True, False, 1, 0 or their spellings '1', '0', 'true', 'false'")
 
 
 def _redis_url(value: object) -> object:
@@ -94,13 +116,14 @@ def _redis_url(value: object) -> object:
     schemes = ("redis://", "rediss://", "unix://")
     if isinstance(value, str) and value.startswith(schemes):
         return value
-    raise ValueError(f"None or a URL starting with {', '.join(schemes)}")
+    accepted = f"None or a URL starting with {', '.join(schemes)}"
+    raise (ValueError if isinstance(value, str) else TypeError)(accepted)
 
 
 def _prefix(value: object) -> object:
     if isinstance(value, str) and value.strip():
         return value
-    raise ValueError("a non-empty string")
+    raise (ValueError if isinstance(value, str) else TypeError)("a non-empty string")
 
 
 def _categories(value: object) -> object:
@@ -137,8 +160,10 @@ class Setting:
         raw = self.default if settings is None else settings.get(self.name, self.default)
         try:
             return self.convert(raw)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"{self.name}={raw!r} is not accepted; accepted: {exc}") from None
+        except TypeError as exc:
+            raise ConfigurationTypeError(self.name, raw, str(exc)) from None
+        except ValueError as exc:
+            raise ConfigurationError(self.name, raw, str(exc)) from None
 
 
 _MATCH_POLICIES: tuple[str, ...] = get_args(PolicyName)
@@ -270,7 +295,7 @@ class ScrapyConfig:
 def read_settings(settings: Mapping[str, object] | None) -> ScrapyConfig:
     """Check and read every setting of :data:`SETTINGS` (``None``: all defaults).
 
-    :raises ConfigError: for the first setting with a value that is not accepted.
+    :raises ConfigurationError: for the first setting with a value that is not accepted.
     """
     values = {setting.key: setting.read(settings) for setting in SETTINGS}
     return ScrapyConfig(**values)  # type: ignore[arg-type]

@@ -47,7 +47,14 @@ from .._http import RedirectChain, is_redirect
 from .._parser import RobotsParser, parse
 from .._url import Origin
 from .._usage import CATEGORIES, UsagePreferences, combine_usage, usage_from_header
-from ._scrapy_settings import SETTINGS, ConfigError, ScrapyConfig, Setting, read_settings
+from ._scrapy_settings import (
+    SETTINGS,
+    ConfigurationError,
+    ConfigurationTypeError,
+    ScrapyConfig,
+    Setting,
+    read_settings,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -63,7 +70,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SETTINGS",
-    "ConfigError",
+    "ConfigurationError",
+    "ConfigurationTypeError",
     "RobotParser",
     "RobotsTxtMiddleware",
     "ScrapyConfig",
@@ -362,13 +370,13 @@ def _require_asyncio(crawler: Crawler) -> None:
     except RuntimeError:  # no reactor, no running loop: built outside a crawl
         return
     if not available:
-        reactor = crawler.settings.get("TWISTED_REACTOR")
-        raise ConfigError(
-            f"robots_async's RobotsTxtMiddleware needs asyncio, but TWISTED_REACTOR="
-            f"{reactor!r} is not the asyncio reactor; accepted: TWISTED_REACTOR = "
-            "'twisted.internet.asyncioreactor.AsyncioSelectorReactor' (Scrapy's default) "
-            "or TWISTED_REACTOR_ENABLED = False. Under other reactors use only the "
-            "backend: ROBOTSTXT_PARSER = 'robots_async.contrib.scrapy.RobotParser'"
+        raise ConfigurationError(
+            "TWISTED_REACTOR",
+            crawler.settings.get("TWISTED_REACTOR"),
+            "'twisted.internet.asyncioreactor.AsyncioSelectorReactor' (Scrapy's default) or "
+            "TWISTED_REACTOR_ENABLED = False: robots_async's RobotsTxtMiddleware needs "
+            "asyncio (under other reactors use only the backend, ROBOTSTXT_PARSER = "
+            "'robots_async.contrib.scrapy.RobotParser')",
         )
 
 
@@ -415,7 +423,7 @@ class RobotsTxtMiddleware:
     def from_crawler(cls, crawler: Crawler) -> Self:
         """Build the middleware (NotConfigured unless ROBOTSTXT_OBEY is true).
 
-        :raises ConfigError: for a bad ``ROBOTSASYNC_*`` setting or a non-asyncio
+        :raises ConfigurationError: for a bad ``ROBOTSASYNC_*`` setting or a non-asyncio
             reactor: Scrapy stops the crawl.
         """
         return cls(crawler)
@@ -549,7 +557,11 @@ class RobotsTxtMiddleware:
 
 
 def fetch_policy_from(config: ScrapyConfig) -> FetchPolicy:
-    """The :class:`FetchPolicy` described by the ``ROBOTSASYNC_*`` settings."""
+    """The :class:`FetchPolicy` described by the ``ROBOTSASYNC_*`` settings.
+
+    :raises ConfigurationError: naming the Scrapy setting, for a value that passed
+        the table's check but that the policy itself refuses.
+    """
     preset = _FETCH_PRESETS[config.fetch_policy]
     try:
         return preset(
@@ -558,8 +570,26 @@ def fetch_policy_from(config: ScrapyConfig) -> FetchPolicy:
             forbidden=config.forbidden,
             # lead: private_redirects=config.private_redirects, once FetchPolicy has it
         )
-    except ValueError as exc:  # a limit the policy itself refuses
-        raise ConfigError(f"ROBOTSASYNC_* settings: {exc}") from exc
+    except ValueError as exc:
+        raise _as_setting_error(exc) from exc
+
+
+#: FetchPolicy fields and the settings that fill them (for the core's error messages).
+_POLICY_FIELDS = {
+    "max_bytes": "ROBOTSASYNC_MAX_BYTES",
+    "total_timeout": "ROBOTSASYNC_TIMEOUT",
+    "forbidden": "ROBOTSASYNC_FORBIDDEN",
+    "private_redirects": "ROBOTSASYNC_PRIVATE_REDIRECTS",
+}
+
+
+def _as_setting_error(exc: ValueError) -> ConfigurationError:
+    """The core's refusal of a FetchPolicy field, re-worded with the Scrapy setting."""
+    field = str(getattr(exc, "setting", "")).rpartition(".")[2]
+    setting = _POLICY_FIELDS.get(field, f"ROBOTSASYNC_* ({field or 'FetchPolicy'})")
+    return ConfigurationError(
+        setting, getattr(exc, "value", None), getattr(exc, "accepted", str(exc))
+    )
 
 
 def _store_from(config: ScrapyConfig) -> RobotsStore | None:

@@ -12,7 +12,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
-from robots_async.contrib.scrapy import ConfigError, RobotParser, RobotsTxtMiddleware
+from robots_async.contrib.scrapy import ConfigurationError, RobotParser, RobotsTxtMiddleware
 
 from .conftest import BASE_SETTINGS, SCRAPY_UA, CrawlResult, Host, LoopThread, Site, run_crawl
 
@@ -359,12 +359,14 @@ def test_middleware_not_configured_without_obey() -> None:
 
 
 def test_middleware_rejects_unknown_fetch_policy() -> None:
-    """An unknown ROBOTSASYNC_FETCH_POLICY raises ConfigError (not NotConfigured, which
+    """An unknown ROBOTSASYNC_FETCH_POLICY raises ConfigurationError (not NotConfigured, which
     Scrapy would swallow) naming the setting, the value and the choices."""
     crawler = get_crawler(
         settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTSASYNC_FETCH_POLICY": "bingbot"}
     )
-    with pytest.raises(ConfigError, match=r"ROBOTSASYNC_FETCH_POLICY='bingbot'.*rfc9309") as info:
+    with pytest.raises(
+        ConfigurationError, match=r"ROBOTSASYNC_FETCH_POLICY='bingbot'.*rfc9309"
+    ) as info:
         RobotsTxtMiddleware.from_crawler(crawler)
     assert not isinstance(info.value, NotConfigured)
 
