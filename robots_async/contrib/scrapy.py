@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 
     from .._cache import CacheEntry
     from .._outcome import ErrorKind, FetchOutcome
+    from .._policy import PolicyName
     from .._robots import RobotsTxt
     from .._store import RobotsStore
 
@@ -153,7 +154,7 @@ class ScrapyFetcher:
     """
 
     def __init__(
-        self, crawler: Crawler, *, policy: FetchPolicy, match_policy: str = "google"
+        self, crawler: Crawler, *, policy: FetchPolicy, match_policy: PolicyName = "google"
     ) -> None:
         self._crawler = crawler
         self._policy = policy
@@ -225,7 +226,7 @@ class ScrapyFetcher:
                 "dont_retry": True,
                 "handle_httpstatus_all": True,
                 "download_timeout": timeout,
-                "download_maxsize": max(_DECOMPRESSED_CAP, 4 * self._policy.max_bytes),
+                "download_maxsize": _download_maxsize(self._policy.max_bytes),
                 _META_FLAG: self._policy.max_bytes,
             },
         )
@@ -258,6 +259,11 @@ class ScrapyFetcher:
             truncated=truncated,
             body=body,
         )
+
+
+def _download_maxsize(max_bytes: int | None) -> int:
+    """Bytes Scrapy may download: room for compression, never unbounded (bombs)."""
+    return _DECOMPRESSED_CAP if max_bytes is None else max(_DECOMPRESSED_CAP, 4 * max_bytes)
 
 
 def _headers(response: Response) -> dict[str, str]:

@@ -331,3 +331,14 @@ def test_private_redirects_reaches_fetch_policy(value: str) -> None:
     )
     policy = RobotsTxtMiddleware.from_crawler(crawler).cache.policy
     assert policy.private_redirects == value  # type: ignore[attr-defined,unused-ignore]
+
+
+def test_policy_refusal_names_the_scrapy_setting() -> None:
+    """A FetchPolicy field the core refuses is reported under the Scrapy setting."""
+    from robots_async.contrib.scrapy import _as_setting_error
+
+    core = ConfigurationError("FetchPolicy.total_timeout", -1.0, "a finite number > 0")
+    error = _as_setting_error(core)
+    assert str(error) == "ROBOTSASYNC_TIMEOUT=-1.0 is not accepted: expected a finite number > 0"
+    unknown = _as_setting_error(ConfigurationError("FetchPolicy.ttl", 0.0, "a number > 0"))
+    assert unknown.setting == "ROBOTSASYNC_* (ttl)"
