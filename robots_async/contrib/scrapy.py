@@ -27,7 +27,7 @@ import socket
 import ssl
 import time
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 try:
     from scrapy import Request, signals
@@ -45,6 +45,7 @@ from .._errors import InvalidURLError
 from .._fetch_policy import FetchPolicy
 from .._http import RedirectChain, is_redirect
 from .._parser import RobotsParser, parse
+from .._records import SHARED_HEADERS
 from .._url import Origin
 from .._usage import CATEGORIES, UsagePreferences, combine_usage, usage_from_header
 from ._scrapy_settings import (
@@ -109,6 +110,14 @@ _ROBOTS_PARSED = getattr(signals, "robots_parsed", None)
 _SHORT = {"allowed": "y", "disallowed": "n", "unknown": "unknown"}
 
 
+class Validators(Protocol):
+    """What the cache passes to make a refresh conditional (RFC 9111 §4.3.1)."""
+
+    def request_headers(self, url: str) -> dict[str, str]:
+        """``If-None-Match`` / ``If-Modified-Since`` for ``url`` (none for another URL)."""
+        ...
+
+
 def _text(value: str | bytes) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
@@ -160,8 +169,15 @@ class ScrapyFetcher:
         self._policy = policy
         self._match_policy = match_policy
 
-    async def fetch(self, url: str, *, keep_body: bool = False) -> FetchOutcome:
-        """Fetch ``url`` via the engine; never raises for download trouble."""
+    async def fetch(
+        self, url: str, *, keep_body: bool = False, validators: Validators | None = None
+    ) -> FetchOutcome:
+        """Fetch ``url`` via the engine; never raises for download trouble.
+
+        ``validators`` (from the cache, for a refresh) make the request conditional
+        (``If-None-Match`` / ``If-Modified-Since``); a 304 is returned as such, and
+        Scrapy's HTTP cache is bypassed so that it cannot answer 200 from disk.
+        """
         started = time.monotonic()
         chain = RedirectChain(url)
         self._inc("robotstxt/request_count")
@@ -170,7 +186,8 @@ class ScrapyFetcher:
             try:
                 if remaining <= 0:
                     raise TimeoutError("robots.txt fetch took too long")
-                response = await self._download(chain.current, remaining)
+                conditional = validators.request_headers(chain.current) if validators else {}
+                response = await self._download(chain.current, remaining, conditional)
             except IgnoreRequest as exc:
                 return self._ignored(chain, started, exc)
             except Exception as exc:  # noqa: BLE001 - any download failure is an outcome
@@ -214,21 +231,25 @@ class ScrapyFetcher:
         logger.warning("robots.txt request %s failed (%s): %s", chain.current, kind, detail)
         return chain.outcome(time.monotonic() - started, error=kind, detail=detail)
 
-    async def _download(self, url: str, timeout: float) -> Response:
+    async def _download(self, url: str, timeout: float, conditional: Mapping[str, str]) -> Response:
+        meta = {
+            "dont_obey_robotstxt": True,
+            "dont_redirect": True,
+            "dont_retry": True,
+            "handle_httpstatus_all": True,
+            "download_timeout": timeout,
+            "download_maxsize": _download_maxsize(self._policy.max_bytes),
+            _META_FLAG: self._policy.max_bytes,
+        }
+        if conditional:
+            meta["dont_cache"] = True  # HttpCacheMiddleware must not answer from disk
         request = Request(
             url,
+            headers=dict(conditional),
             priority=RobotsTxtMiddleware.DOWNLOAD_PRIORITY,
             dont_filter=True,
             callback=NO_CALLBACK,
-            meta={
-                "dont_obey_robotstxt": True,
-                "dont_redirect": True,
-                "dont_retry": True,
-                "handle_httpstatus_all": True,
-                "download_timeout": timeout,
-                "download_maxsize": _download_maxsize(self._policy.max_bytes),
-                _META_FLAG: self._policy.max_bytes,
-            },
+            meta=meta,
         )
         engine = self._crawler.engine
         assert engine is not None
@@ -267,9 +288,9 @@ def _download_maxsize(max_bytes: int | None) -> int:
 
 
 def _headers(response: Response) -> dict[str, str]:
-    """The response headers a fetch decision reads, as text."""
+    """The response headers a fetch decision or a shared record reads, as text."""
     found = {}
-    for name in ("Location", "Cache-Control", "Retry-After"):
+    for name in ("Location", *SHARED_HEADERS):
         value = response.headers.get(name)
         if value is not None:
             found[name] = value.decode("latin-1")
