@@ -1,4 +1,9 @@
-"""Scrapy settings using robots_async instead of Scrapy's robots.txt middleware."""
+"""Scrapy settings using robots_async instead of Scrapy's robots.txt middleware.
+
+Run from examples/scrapy_project: ``scrapy crawl site -a start=https://example.org/``.
+Offline, serve a directory with a robots.txt (``python -m http.server 8000`` in
+examples/, which has one) and start at ``http://127.0.0.1:8000/``.
+"""
 
 BOT_NAME = "demo_project"
 SPIDER_MODULES = ["demo_project.spiders"]

@@ -28,6 +28,6 @@ class SiteSpider(scrapy.Spider):
         yield {
             "url": response.url,
             "status": response.status,
-            "content_usage": usage.as_header() if usage is not None else None,
+            "content_usage": (usage.as_header() or None) if usage is not None else None,
         }
         yield from response.follow_all(css="a::attr(href)", callback=self.parse)
