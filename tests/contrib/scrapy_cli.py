@@ -21,7 +21,7 @@ class Probe(scrapy.Spider):
 
     def __init__(self, url="", **kwargs):
         super().__init__(**kwargs)
-        self.start_urls = [url]
+        self.start_urls = url.split()
 
     def parse(self, response):
         yield {"url": response.url}
@@ -29,7 +29,8 @@ class Probe(scrapy.Spider):
 
 
 def runspider(tmp_path: Path, url: str, *settings: str) -> subprocess.CompletedProcess[str]:
-    """``scrapy runspider`` (the command users run) with ``-s`` settings."""
+    """``scrapy runspider`` (the command users run) with ``-s`` settings; ``url`` may
+    hold several start URLs separated by spaces."""
     spider = tmp_path / "probe.py"
     spider.write_text(SPIDER, encoding="utf-8")
     options = [
