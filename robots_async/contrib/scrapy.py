@@ -1,20 +1,21 @@
 """Scrapy integration: a ROBOTSTXT_PARSER backend and a drop-in RobotsTxtMiddleware.
 
-Backend only (keeps Scrapy's middleware, gains Google-exact matching)::
+Backend only (keeps Scrapy's middleware, gains Google-exact matching; any reactor)::
 
     ROBOTSTXT_PARSER = "robots_async.contrib.scrapy.RobotParser"
 
 Drop-in middleware (adds RFC 9309 status semantics, TTL, per-scheme origins, the
-500 KiB limit and Crawl-delay)::
+500 KiB limit, Crawl-delay and AI usage preferences; needs asyncio: Scrapy's
+default ``AsyncioSelectorReactor`` or ``TWISTED_REACTOR_ENABLED = False``)::
 
     DOWNLOADER_MIDDLEWARES = {
         "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
         "robots_async.contrib.scrapy.RobotsTxtMiddleware": 100,
     }
 
-Settings keep Scrapy's names (ROBOTSTXT_OBEY, ROBOTSTXT_USER_AGENT) and add
-``ROBOTSASYNC_*`` ones: POLICY, FETCH_POLICY, FORBIDDEN, MAX_BYTES, TIMEOUT,
-MAX_ENTRIES, CRAWL_DELAY, MAX_CRAWL_DELAY, REDIS_URL, REDIS_PREFIX.
+Settings keep Scrapy's names (ROBOTSTXT_OBEY, ROBOTSTXT_USER_AGENT) and add the
+``ROBOTSASYNC_*`` ones of :data:`SETTINGS`, each checked at startup: a bad value
+stops the crawl; ``ROBOTSTXT_OBEY = False`` is the only way to turn this off.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 try:
     from scrapy import Request, signals
@@ -39,23 +40,46 @@ from .._cache import RobotsCache
 from .._errors import InvalidURLError
 from .._fetch_policy import FetchPolicy
 from .._http import RedirectChain, is_redirect
-from .._parser import DEFAULT_MAX_BYTES, RobotsParser, parse
+from .._parser import RobotsParser, parse
+from .._records import SHARED_HEADERS
 from .._url import Origin
+from .._usage import CATEGORIES, UsagePreferences, combine_usage, usage_from_header
+from ._scrapy_errors import classify_scrapy_error
+from ._scrapy_settings import (
+    SETTINGS,
+    ConfigurationError,
+    ConfigurationTypeError,
+    ScrapyConfig,
+    Setting,
+    read_settings,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from scrapy.settings import BaseSettings
     from typing_extensions import Self
 
     from .._cache import CacheEntry
     from .._outcome import ErrorKind, FetchOutcome
+    from .._policy import PolicyName
     from .._robots import RobotsTxt
     from .._store import RobotsStore
 
-__all__ = ["RobotParser", "RobotsTxtMiddleware", "ScrapyFetcher"]
+__all__ = [
+    "SETTINGS",
+    "ConfigurationError",
+    "ConfigurationTypeError",
+    "RobotParser",
+    "RobotsTxtMiddleware",
+    "ScrapyConfig",
+    "ScrapyFetcher",
+    "Setting",
+    "classify_scrapy_error",
+    "fetch_policy_from",
+    "read_settings",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +93,26 @@ _FETCH_PRESETS = {
 #: the parser itself stops at max_bytes).
 _DECOMPRESSED_CAP = 8 * 1024 * 1024
 _META_FLAG = "robotsasync_fetch"
+#: Request meta: the robots.txt usage preferences found for the request's URL.
+_USAGE_META = "_robotsasync_usage"
+#: Where the combined preferences are published (robots.txt rule + response header).
+USAGE_META = "content_usage"
+#: The outcome of a robots.txt request another middleware dropped (IgnoreRequest):
+#: "unavailable", like a 4xx, as Scrapy treats it. lead: "ignored" once _outcome
+#: has that kind (and _records.LOCAL_ERRORS lists it, so it is never shared).
+_IGNORED: ErrorKind = "bad-redirect"
+#: Scrapy's signal after each robots.txt is parsed (Scrapy >= 2.18; None before).
+_ROBOTS_PARSED = getattr(signals, "robots_parsed", None)
+#: Preference -> the value in stats names (the header's own spelling).
+_SHORT = {"allowed": "y", "disallowed": "n", "unknown": "unknown"}
+
+
+class Validators(Protocol):
+    """What the cache passes to make a refresh conditional (RFC 9111 §4.3.1)."""
+
+    def request_headers(self, url: str) -> dict[str, str]:
+        """``If-None-Match`` / ``If-Modified-Since`` for ``url`` (none for another URL)."""
+        ...
 
 
 def _text(value: str | bytes) -> str:
@@ -80,19 +124,17 @@ class RobotParser(_ScrapyRobotParser):
 
     The User-Agent Scrapy passes (``Scrapy/2.19 (+https://scrapy.org)``) is reduced
     to its product token (``Scrapy``) before matching, as RFC 9309 §2.2.1 intends.
-    Setting ``ROBOTSASYNC_POLICY`` picks the matching policy (default ``google``).
+    ``ROBOTSASYNC_POLICY`` picks the matching policy (default ``google``).
     """
 
     def __init__(self, robots: RobotsTxt) -> None:
         self.robots = robots
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> Self:
-        """Parse ``robotstxt_body`` with the crawler's settings."""
-        settings = crawler.settings
-        policy = settings.get("ROBOTSASYNC_POLICY", "google")
-        max_bytes = settings.getint("ROBOTSASYNC_MAX_BYTES", DEFAULT_MAX_BYTES)
-        return cls(parse(robotstxt_body, policy=policy, max_bytes=max_bytes))
+    def from_crawler(cls, crawler: Crawler | None, robotstxt_body: bytes) -> Self:
+        """Parse ``robotstxt_body`` with the crawler's settings (defaults without one)."""
+        config = read_settings(crawler.settings if crawler is not None else None)
+        return cls(parse(robotstxt_body, policy=config.policy, max_bytes=config.max_bytes))
 
     def allowed(self, url: str | bytes, user_agent: str | bytes) -> bool:
         """Return True if ``user_agent`` may fetch ``url``."""
@@ -113,61 +155,98 @@ class ScrapyFetcher:
     Proxies, headers and downloader middlewares apply to the robots.txt request as
     to any other. Redirects are followed here (``dont_redirect``) so hops, loops and
     the 5-hop limit follow RFC 9309, and nothing is retried by Scrapy: the error TTL
-    decides when to ask again.
+    decides when to ask again. Stats are Scrapy's: one request and at most one
+    response per robots.txt, whatever the hops.
     """
 
     def __init__(
-        self, crawler: Crawler, *, policy: FetchPolicy, match_policy: str = "google"
+        self, crawler: Crawler, *, policy: FetchPolicy, match_policy: PolicyName = "google"
     ) -> None:
         self._crawler = crawler
         self._policy = policy
         self._match_policy = match_policy
 
-    async def fetch(self, url: str, *, keep_body: bool = False) -> FetchOutcome:
-        """Fetch ``url`` via the engine; never raises for download trouble."""
+    async def fetch(
+        self, url: str, *, keep_body: bool = False, validators: Validators | None = None
+    ) -> FetchOutcome:
+        """Fetch ``url`` via the engine; never raises for download trouble.
+
+        ``validators`` (from the cache, for a refresh) make the request conditional
+        (``If-None-Match`` / ``If-Modified-Since``); a 304 is returned as such, and
+        Scrapy's HTTP cache is bypassed so that it cannot answer 200 from disk.
+        """
         started = time.monotonic()
         chain = RedirectChain(url)
-        stats = self._crawler.stats
-        assert stats is not None
-        stats.inc_value("robotstxt/request_count")  # once per robots.txt, as Scrapy counts
+        self._inc("robotstxt/request_count")
         while True:
             remaining = self._policy.total_timeout - (time.monotonic() - started)
             try:
                 if remaining <= 0:
                     raise TimeoutError("robots.txt fetch took too long")
-                response = await self._download(chain.current, remaining)
+                conditional = validators.request_headers(chain.current) if validators else {}
+                response = await self._download(chain.current, remaining, conditional)
+            except IgnoreRequest as exc:
+                return self._ignored(chain, started, exc)
             except Exception as exc:  # noqa: BLE001 - any download failure is an outcome
-                stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
-                kind = classify_scrapy_error(exc)
-                return chain.outcome(time.monotonic() - started, error=kind, detail=repr(exc))
+                return self._failed(chain, started, exc)
             headers = _headers(response)
-            stats.inc_value("robotstxt/response_count")
-            stats.inc_value(f"robotstxt/response_status_count/{response.status}")
             if is_redirect(response.status, headers):
                 error = await chain.follow(headers.get("Location"), self._policy)
                 if error is None:
                     continue
+                self._count_response(response)
                 return chain.outcome(time.monotonic() - started, response.status, error=error)
+            self._count_response(response)
             return self._outcome(chain, response, headers, started, keep_body)
 
     async def aclose(self) -> None:
         """Nothing to release: the engine belongs to Scrapy."""
 
-    async def _download(self, url: str, timeout: float) -> Response:
+    def _inc(self, key: str) -> None:
+        stats = self._crawler.stats
+        if stats is not None:
+            stats.inc_value(key)
+
+    def _count_response(self, response: Response) -> None:
+        """Scrapy counts the response a robots.txt request ends with, not each hop."""
+        self._inc("robotstxt/response_count")
+        self._inc(f"robotstxt/response_status_count/{response.status}")
+
+    def _ignored(self, chain: RedirectChain, started: float, exc: IgnoreRequest) -> FetchOutcome:
+        """Another middleware dropped the request: no robots.txt, as in Scrapy."""
+        self._inc("robotsasync/robots_ignored")
+        logger.info(
+            "robots.txt request %s dropped by a middleware (%s): allow all", chain.current, exc
+        )
+        detail = f"IgnoreRequest: {exc}"
+        return chain.outcome(time.monotonic() - started, error=_IGNORED, detail=detail)
+
+    def _failed(self, chain: RedirectChain, started: float, exc: Exception) -> FetchOutcome:
+        self._inc(f"robotstxt/exception_count/{type(exc)}")  # Scrapy's key
+        kind = classify_scrapy_error(exc)
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else repr(exc)
+        logger.warning("robots.txt request %s failed (%s): %s", chain.current, kind, detail)
+        return chain.outcome(time.monotonic() - started, error=kind, detail=detail)
+
+    async def _download(self, url: str, timeout: float, conditional: Mapping[str, str]) -> Response:
+        meta = {
+            "dont_obey_robotstxt": True,
+            "dont_redirect": True,
+            "dont_retry": True,
+            "handle_httpstatus_all": True,
+            "download_timeout": timeout,
+            "download_maxsize": _download_maxsize(self._policy.max_bytes),
+            _META_FLAG: self._policy.max_bytes,
+        }
+        if conditional:
+            meta["dont_cache"] = True  # HttpCacheMiddleware must not answer from disk
         request = Request(
             url,
+            headers=dict(conditional),
             priority=RobotsTxtMiddleware.DOWNLOAD_PRIORITY,
             dont_filter=True,
             callback=NO_CALLBACK,
-            meta={
-                "dont_obey_robotstxt": True,
-                "dont_redirect": True,
-                "dont_retry": True,
-                "handle_httpstatus_all": True,
-                "download_timeout": timeout,
-                "download_maxsize": max(_DECOMPRESSED_CAP, 4 * self._policy.max_bytes),
-                _META_FLAG: self._policy.max_bytes,
-            },
+            meta=meta,
         )
         engine = self._crawler.engine
         assert engine is not None
@@ -200,30 +279,38 @@ class ScrapyFetcher:
         )
 
 
+def _download_maxsize(max_bytes: int | None) -> int:
+    """Bytes Scrapy may download: room for compression, never unbounded (bombs)."""
+    return _DECOMPRESSED_CAP if max_bytes is None else max(_DECOMPRESSED_CAP, 4 * max_bytes)
+
+
 def _headers(response: Response) -> dict[str, str]:
-    """The response headers a fetch decision reads, as text."""
+    """The response headers a fetch decision or a shared record reads, as text."""
     found = {}
-    for name in ("Location", "Cache-Control", "Retry-After"):
+    for name in ("Location", *SHARED_HEADERS):
         value = response.headers.get(name)
         if value is not None:
             found[name] = value.decode("latin-1")
     return found
 
 
-def classify_scrapy_error(exc: BaseException) -> ErrorKind:
-    """Map a Twisted or Scrapy download exception to an :data:`ErrorKind`."""
-    name = type(exc).__name__
-    if isinstance(exc, TimeoutError) or name in ("TimeoutError", "TCPTimedOutError"):
-        return "timeout"
-    if name == "DNSLookupError":
-        return "dns"
-    if name in ("ConnectionRefusedError", "ConnectError", "NoRouteError"):
-        return "connect"
-    if "SSL" in name or "TLS" in name or (name == "Error" and "OpenSSL" in type(exc).__module__):
-        return "tls"
-    if name in ("ConnectionLost", "ConnectionDone", "ResponseFailed", "ResponseNeverReceived"):
-        return "reset"
-    return "protocol"
+def _require_asyncio(crawler: Crawler) -> None:
+    """Refuse a non-asyncio Twisted reactor at startup (the cache runs on asyncio)."""
+    from scrapy.utils.asyncio import is_asyncio_available
+
+    try:
+        available = is_asyncio_available()
+    except RuntimeError:  # no reactor, no running loop: built outside a crawl
+        return
+    if not available:
+        raise ConfigurationError(
+            "TWISTED_REACTOR",
+            crawler.settings.get("TWISTED_REACTOR"),
+            "'twisted.internet.asyncioreactor.AsyncioSelectorReactor' (Scrapy's default) or "
+            "TWISTED_REACTOR_ENABLED = False: robots_async's RobotsTxtMiddleware needs "
+            "asyncio (under other reactors use only the backend, ROBOTSTXT_PARSER = "
+            "'robots_async.contrib.scrapy.RobotParser')",
+        )
 
 
 class RobotsTxtMiddleware:
@@ -232,9 +319,11 @@ class RobotsTxtMiddleware:
     Same settings, ``dont_obey_robotstxt`` meta, stats names and ``robots_parsed``
     signal as Scrapy's; in addition: 429/5xx/network errors disallow (not a parsed
     error page), entries expire (24 h, Cache-Control, error back-off), http and
-    https are separate origins, at most 500 KiB is parsed, and Crawl-delay (or
+    https are separate origins, at most 500 KiB is parsed, Crawl-delay (or
     Request-rate) raises the download slot's delay, capped by
-    ``ROBOTSASYNC_MAX_CRAWL_DELAY`` (30 s).
+    ``ROBOTSASYNC_MAX_CRAWL_DELAY`` (30 s), and each response carries its AI usage
+    preferences in ``response.meta["content_usage"]`` (robots.txt ``Content-Usage``
+    rule and header combined; ``ROBOTSASYNC_REFUSE_USAGE`` drops refused ones).
     """
 
     DOWNLOAD_PRIORITY: int = 1000
@@ -243,32 +332,38 @@ class RobotsTxtMiddleware:
         settings = crawler.settings
         if not settings.getbool("ROBOTSTXT_OBEY"):
             raise NotConfigured
+        self.config = config = read_settings(settings)
+        _require_asyncio(crawler)
         self.crawler = crawler
         self._default_useragent: str = settings.get("USER_AGENT", "Scrapy")
         self._robotstxt_useragent: str | None = settings.get("ROBOTSTXT_USER_AGENT")
-        self._policy = fetch_policy_from(settings)
-        match_policy = settings.get("ROBOTSASYNC_POLICY", "google")
-        fetcher = ScrapyFetcher(crawler, policy=self._policy, match_policy=match_policy)
+        self._policy = fetch_policy_from(config)
+        fetcher = ScrapyFetcher(crawler, policy=self._policy, match_policy=config.policy)
+        self._store = _store_from(config)
         self.cache = RobotsCache(
             fetcher,
             policy=self._policy,
-            max_entries=settings.getint("ROBOTSASYNC_MAX_ENTRIES", 10_000),
-            store=_store_from(settings),
-            match_policy=match_policy,
+            max_entries=config.max_entries,
+            max_memory=config.max_memory,
+            store=self._store,
+            match_policy=config.policy,
         )
-        self._apply_delay = settings.getbool("ROBOTSASYNC_CRAWL_DELAY", True)
-        self._max_delay = settings.getfloat("ROBOTSASYNC_MAX_CRAWL_DELAY", 30.0)
         self._announced: dict[Origin, CacheEntry] = {}
         crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        """Build the middleware (NotConfigured unless ROBOTSTXT_OBEY is true)."""
+        """Build the middleware (NotConfigured unless ROBOTSTXT_OBEY is true).
+
+        :raises ConfigurationError: for a bad ``ROBOTSASYNC_*`` setting or a non-asyncio
+            reactor: Scrapy stops the crawl.
+        """
         return cls(crawler)
 
     async def process_request(self, request: Request, spider: Any = None) -> None:
-        """Wait for the origin's robots.txt and drop the request if it is disallowed."""
+        """Wait for the origin's robots.txt; drop the request if it is disallowed, or if
+        its robots.txt usage preference refuses a ``ROBOTSASYNC_REFUSE_USAGE`` category."""
         if request.meta.get("dont_obey_robotstxt"):
             return
         try:
@@ -281,8 +376,44 @@ class RobotsTxtMiddleware:
         verdict = entry.robots.explain(request.url, robots_token=token)
         if not verdict.allowed:
             self._forbid(request, entry, verdict.line, str(verdict.rule or verdict.reason))
-        if self._apply_delay:
+        if self.config.crawl_delay:
             self._pace(request, entry.robots, token)
+        usage = entry.robots.usage(request.url, robots_token=token)
+        if usage is not None:
+            # robots.txt already says "n": the response cannot make it "y" (vocab §7.1).
+            self._refuse_usage(request, usage, "robots.txt")
+            request.meta[_USAGE_META] = usage
+
+    def process_response(
+        self, request: Request, response: Response, spider: Any = None
+    ) -> Response:
+        """Publish the response's usage preferences; drop it if a refused one is "n"."""
+        if _META_FLAG in request.meta:
+            return response  # our own robots.txt request
+        robots_usage = request.meta.pop(_USAGE_META, None) or UsagePreferences()
+        values = [_text(v) for v in response.headers.getlist("Content-Usage")]
+        usage = combine_usage(robots_usage, usage_from_header(values)) if values else robots_usage
+        request.meta[USAGE_META] = usage
+        for category in CATEGORIES:
+            self._inc(f"robotsasync/content_usage/{category}/{_SHORT[usage.get(category)]}")
+        self._refuse_usage(request, usage, "response")
+        return response
+
+    def _refuse_usage(self, request: Request, usage: UsagePreferences, where: str) -> None:
+        for category in self.config.refuse_usage:
+            if usage.disallows(category):
+                self._inc(f"robotsasync/content_usage/refused/{category}")
+                logger.debug(
+                    "Refused by %(where)s usage preference %(category)s=n: %(request)s",
+                    {"where": where, "category": category, "request": request},
+                    extra={"spider": self.crawler.spider},
+                )
+                raise IgnoreRequest(f"Content-Usage {category}=n ({where})")
+
+    def _inc(self, key: str) -> None:
+        stats = self.crawler.stats
+        if stats is not None:
+            stats.inc_value(key)
 
     def _user_agent(self, request: Request) -> str:
         if self._robotstxt_useragent:
@@ -291,11 +422,9 @@ class RobotsTxtMiddleware:
         return _text(header) if header else self._default_useragent
 
     def _forbid(self, request: Request, entry: CacheEntry, line: int, why: str) -> None:
-        stats = self.crawler.stats
-        assert stats is not None
-        stats.inc_value("robotstxt/forbidden")
+        self._inc("robotstxt/forbidden")
         if entry.source in ("unreachable", "stale"):
-            stats.inc_value(f"robotsasync/forbidden/{entry.source}")
+            self._inc(f"robotsasync/forbidden/{entry.source}")
         logger.debug(
             "Forbidden by robots.txt: %(request)s (%(why)s, line %(line)d, %(source)s)",
             {"request": request, "why": why, "line": line, "source": entry.source},
@@ -309,7 +438,7 @@ class RobotsTxtMiddleware:
         rate = robots.request_rate(robots_token=token)
         if rate is not None:
             delay = max(delay, rate.delay)
-        delay = min(delay, self._max_delay)
+        delay = min(delay, self.config.max_crawl_delay)
         engine = self.crawler.engine
         if delay <= 0 or engine is None:
             return
@@ -317,23 +446,22 @@ class RobotsTxtMiddleware:
         if slot.delay < delay:
             slot.delay = delay
             slot.jitter = 0.0  # jitter would let some requests come sooner than asked
-            self.crawler.stats.inc_value("robotsasync/crawl_delay_applied")
+            self._inc("robotsasync/crawl_delay_applied")
 
     async def _announce(self, origin: Origin, entry: CacheEntry, request: Request) -> None:
-        """Send ``robots_parsed`` once per fetched entry (as Scrapy does per download)."""
+        """Send ``robots_parsed`` once per fetched entry (as Scrapy >= 2.18 does per
+        download), and count the entry's source."""
         if self._announced.get(origin) is entry:
             return
         self._announced[origin] = entry
         if len(self._announced) > 2 * self.cache.stats.entries + 100:
             self._announced = {o: e for o, e in self._announced.items() if e is self.cache.peek(o)}
-        stats = self.crawler.stats
-        assert stats is not None
-        stats.inc_value(f"robotsasync/source/{entry.source}")
+        self._inc(f"robotsasync/source/{entry.source}")
         if entry.outcome.truncated:
-            stats.inc_value("robotsasync/truncated")
-        if entry.outcome.status is not None:
+            self._inc("robotsasync/truncated")
+        if entry.outcome.status is not None and _ROBOTS_PARSED is not None:
             await self.crawler.signals.send_catch_log_async(
-                signal=signals.robots_parsed,
+                signal=_ROBOTS_PARSED,
                 robotparser=RobotParser(entry.robots),
                 request=request,
             )
@@ -349,33 +477,57 @@ class RobotsTxtMiddleware:
             raise StopDownload(fail=False)
 
     async def _spider_closed(self, spider: Any = None) -> None:
-        """Record the cache's counters (robotsasync/cache/<name>) and close it."""
+        """Record the cache's counters (robotsasync/cache/<name>); close cache and store."""
         stats = self.crawler.stats
         if stats is not None:
             for name, value in dataclasses.asdict(self.cache.stats).items():
                 stats.set_value(f"robotsasync/cache/{name}", value)
-        await self.cache.aclose()
+        try:
+            await self.cache.aclose()
+        finally:
+            if self._store is not None:
+                await self._store.aclose()
 
 
-def fetch_policy_from(settings: BaseSettings) -> FetchPolicy:
-    """The :class:`FetchPolicy` described by ``ROBOTSASYNC_*`` settings."""
-    name = settings.get("ROBOTSASYNC_FETCH_POLICY", "rfc9309")
+def fetch_policy_from(config: ScrapyConfig) -> FetchPolicy:
+    """The :class:`FetchPolicy` described by the ``ROBOTSASYNC_*`` settings.
+
+    :raises ConfigurationError: naming the Scrapy setting, for a value that passed
+        the table's check but that the policy itself refuses.
+    """
+    preset = _FETCH_PRESETS[config.fetch_policy]
     try:
-        preset = _FETCH_PRESETS[name]
-    except KeyError:
-        choices = ", ".join(sorted(_FETCH_PRESETS))
-        raise NotConfigured(f"ROBOTSASYNC_FETCH_POLICY must be one of {choices}") from None
-    return preset(
-        max_bytes=settings.getint("ROBOTSASYNC_MAX_BYTES", DEFAULT_MAX_BYTES),
-        total_timeout=settings.getfloat("ROBOTSASYNC_TIMEOUT", 30.0),
-        forbidden=settings.get("ROBOTSASYNC_FORBIDDEN", "allow"),
+        return preset(
+            max_bytes=config.max_bytes,
+            total_timeout=config.timeout,
+            forbidden=config.forbidden,
+            # lead: private_redirects=config.private_redirects, once FetchPolicy has it
+        )
+    except ValueError as exc:
+        raise _as_setting_error(exc) from exc
+
+
+#: FetchPolicy fields and the settings that fill them (for the core's error messages).
+_POLICY_FIELDS = {
+    "max_bytes": "ROBOTSASYNC_MAX_BYTES",
+    "total_timeout": "ROBOTSASYNC_TIMEOUT",
+    "forbidden": "ROBOTSASYNC_FORBIDDEN",
+    "private_redirects": "ROBOTSASYNC_PRIVATE_REDIRECTS",
+}
+
+
+def _as_setting_error(exc: ValueError) -> ConfigurationError:
+    """The core's refusal of a FetchPolicy field, re-worded with the Scrapy setting."""
+    field = str(getattr(exc, "setting", "")).rpartition(".")[2]
+    setting = _POLICY_FIELDS.get(field, f"ROBOTSASYNC_* ({field or 'FetchPolicy'})")
+    return ConfigurationError(
+        setting, getattr(exc, "value", None), getattr(exc, "accepted", str(exc))
     )
 
 
-def _store_from(settings: BaseSettings) -> RobotsStore | None:
-    url = settings.get("ROBOTSASYNC_REDIS_URL")
-    if not url:
+def _store_from(config: ScrapyConfig) -> RobotsStore | None:
+    if config.redis_url is None:
         return None
     from .redis import RedisStore
 
-    return RedisStore(url, prefix=settings.get("ROBOTSASYNC_REDIS_PREFIX", "robots_async"))
+    return RedisStore(config.redis_url, prefix=config.redis_prefix)

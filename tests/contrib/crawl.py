@@ -17,6 +17,19 @@ from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 
 
+def usage(response: Any) -> dict[str, Any] | None:
+    """``response.meta["content_usage"]`` (set by the drop-in middleware) as JSON."""
+    found = response.meta.get("content_usage")
+    if found is None:
+        return None
+    return {
+        "train-ai": found.train_ai,
+        "search": found.search,
+        "lines": list(found.lines),
+        "header": list(found.header),
+    }
+
+
 def main() -> None:
     """Crawl as the JSON argument says and write the report."""
     args = json.loads(sys.argv[1])
@@ -40,7 +53,7 @@ def main() -> None:
                 )
 
         def parse(self, response: Any) -> Any:
-            yield {"url": response.url, "status": response.status}
+            yield {"url": response.url, "status": response.status, "usage": usage(response)}
 
         def failed(self, failure: Any) -> None:
             report["errors"].append(
@@ -66,7 +79,8 @@ def main() -> None:
     process = CrawlerProcess(settings=args["settings"])
     crawler = process.create_crawler(ProbeSpider)
     crawler.signals.connect(item_scraped, signal=signals.item_scraped)
-    crawler.signals.connect(robots_parsed, signal=signals.robots_parsed)
+    if hasattr(signals, "robots_parsed"):  # Scrapy >= 2.18
+        crawler.signals.connect(robots_parsed, signal=signals.robots_parsed)
     process.crawl(crawler)
     process.start()
     assert crawler.stats is not None

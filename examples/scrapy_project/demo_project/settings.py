@@ -1,4 +1,9 @@
-"""Scrapy settings using robots_async instead of Scrapy's robots.txt middleware."""
+"""Scrapy settings using robots_async instead of Scrapy's robots.txt middleware.
+
+Run from examples/scrapy_project: ``scrapy crawl site -a start=https://example.org/``.
+Offline, serve a directory with a robots.txt (``python -m http.server 8000`` in
+examples/, which has one) and start at ``http://127.0.0.1:8000/``.
+"""
 
 BOT_NAME = "demo_project"
 SPIDER_MODULES = ["demo_project.spiders"]
@@ -11,11 +16,18 @@ DOWNLOADER_MIDDLEWARES = {
     "robots_async.contrib.scrapy.RobotsTxtMiddleware": 100,
 }
 
-# Optional robots_async settings (defaults shown).
-ROBOTSASYNC_POLICY = "google"  # or "rfc9309", "first-match"
+# Optional robots_async settings (defaults shown; a bad value stops the crawl at
+# startup; all of them: docs/configuration.md#scrapy-settings).
+ROBOTSASYNC_POLICY = "google"  # or "google-reference", "rfc9309", "first-match"
 ROBOTSASYNC_FETCH_POLICY = "rfc9309"  # or "googlebot", "yandex", "legacy-allow-on-error"
 ROBOTSASYNC_MAX_CRAWL_DELAY = 30.0  # Crawl-delay applied to download slots, capped
+ROBOTSASYNC_MAX_MEMORY = 256 * 1024 * 1024  # bytes of cached rules kept at most
+ROBOTSASYNC_REFUSE_USAGE: list[str] = []  # e.g. ["train-ai"]: drop pages saying train-ai=n
 # ROBOTSASYNC_REDIS_URL = "redis://localhost:6379/0"  # share robots.txt across workers
+
+# The middleware runs on asyncio: keep Scrapy's default reactor (or set
+# TWISTED_REACTOR_ENABLED = False); another TWISTED_REACTOR stops the crawl at startup.
+TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 
 # Only the backend, keeping Scrapy's own middleware, would instead be:
 # ROBOTSTXT_PARSER = "robots_async.contrib.scrapy.RobotParser"

@@ -34,5 +34,11 @@ class SiteSpider(scrapy.Spider):
         self.allowed_domains = [start.split("/", 3)[2].split(":", 1)[0]]
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
-        yield {"url": response.url, "status": response.status}
+        # The AI usage preferences (robots.txt Content-Usage rule + header), if any.
+        usage = response.meta.get("content_usage")
+        yield {
+            "url": response.url,
+            "status": response.status,
+            "content_usage": (usage.as_header() or None) if usage is not None else None,
+        }
         yield from response.follow_all(css="a::attr(href)", callback=self.parse)

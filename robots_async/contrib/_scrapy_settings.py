@@ -1,0 +1,301 @@
+"""The ``ROBOTSASYNC_*`` Scrapy settings: one table, each entry checked at startup.
+
+:data:`SETTINGS` is the only place a setting name appears; :func:`read_settings`
+reads every entry and nothing else, so the documented list (docs/configuration.md
+is generated from the table) cannot drift from what the middleware reads. A bad
+value raises :class:`ConfigurationError` naming the setting, the value and what is
+accepted: Scrapy stops the crawl (it only ever swallows ``NotConfigured``).
+
+No Scrapy import here: values arrive as Python objects from a settings module or
+as strings from ``-s NAME=VALUE``, and both spellings are accepted.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, get_args
+
+from .._errors import RobotsError
+from .._parser import DEFAULT_MAX_BYTES
+from .._policy import PolicyName
+from .._usage import CATEGORIES, UsageCategory
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+__all__ = [
+    "SETTINGS",
+    "ConfigurationError",
+    "ConfigurationTypeError",
+    "ScrapyConfig",
+    "Setting",
+    "read_settings",
+]
+
+try:  # the core's configuration errors (same names, signature and message)
+    from .._errors import (  # type: ignore[attr-defined,unused-ignore]
+        ConfigurationError,
+        ConfigurationTypeError,
+    )
+except ImportError:  # pragma: no cover - lead: delete this branch after the merge
+
+    class ConfigurationError(RobotsError, ValueError):  # type: ignore[no-redef,unused-ignore]
+        """A setting outside its accepted values: names setting, value and accepted."""
+
+        def __init__(self, setting: str, value: object, accepted: str) -> None:
+            super().__init__(f"{setting}={value!r} is not accepted: expected {accepted}")
+            self.setting = setting
+            self.value = value
+            self.accepted = accepted
+
+    class ConfigurationTypeError(  # type: ignore[no-redef,unused-ignore]
+        ConfigurationError,  # type: ignore[misc,unused-ignore]
+        TypeError,
+    ):
+        """A :class:`ConfigurationError` for a value of the wrong type."""
+
+
+FetchPresetName = Literal["rfc9309", "googlebot", "yandex", "legacy-allow-on-error"]
+PrivateRedirects = Literal["block", "allow"]
+Forbidden = Literal["allow", "disallow"]
+
+_TRUE = (True, 1, "1", "True", "true")
+_FALSE = (False, 0, "0", "False", "false")
+
+
+def _literal(options: tuple[str, ...]) -> str:
+    return "Literal[" + ", ".join(f'"{option}"' for option in options) + "]"
+
+
+def _accepted(options: tuple[object, ...]) -> str:
+    return "one of " + ", ".join(repr(option) for option in options)
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[object], object]:
+    def convert(value: object) -> object:
+        if isinstance(value, str) and value in options:
+            return value
+        raise (ValueError if isinstance(value, str) else TypeError)(_accepted(options))
+
+    return convert
+
+
+def _number(minimum: float, *, integer: bool = False) -> Callable[[object], object]:
+    """An int (or float) >= ``minimum``, finite, from a number or its decimal spelling."""
+    accepted = f"{'an integer' if integer else 'a number'} >= {minimum:g}"
+
+    def convert(value: object) -> object:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise TypeError(accepted)
+        text = value.strip() if isinstance(value, str) else value
+        try:
+            number = int(text) if integer else float(text)
+        except (ValueError, OverflowError):
+            raise ValueError(accepted) from None
+        if integer and isinstance(value, float) and value != number:
+            raise ValueError(accepted)
+        if not math.isfinite(number) or number < minimum:
+            raise ValueError(accepted)
+        return number
+
+    return convert
+
+
+def _bool(value: object) -> object:
+    if value in _TRUE and not isinstance(value, float):
+        return True
+    if value in _FALSE and not isinstance(value, float):
+        return False
+    raise ValueError("True, False, 1, 0 or their spellings '1', '0', 'true', 'false'")
+
+
+def _redis_url(value: object) -> object:
+    if value in (None, ""):
+        return None
+    schemes = ("redis://", "rediss://", "unix://")
+    if isinstance(value, str) and value.startswith(schemes):
+        return value
+    accepted = f"None or a URL starting with {', '.join(schemes)}"
+    raise (ValueError if isinstance(value, str) else TypeError)(accepted)
+
+
+def _prefix(value: object) -> object:
+    if isinstance(value, str) and value.strip():
+        return value
+    raise (ValueError if isinstance(value, str) else TypeError)("a non-empty string")
+
+
+def _categories(value: object) -> object:
+    """A list of usage categories, or their comma-separated spelling (``-s``)."""
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    accepted = f"a list of {_accepted(CATEGORIES)} (or a comma-separated string)"
+    if not isinstance(value, (list, tuple, set, frozenset)):
+        raise TypeError(accepted)
+    if any(item not in CATEGORIES for item in value):
+        raise ValueError(accepted)
+    return tuple(category for category in CATEGORIES if category in value)
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One ``ROBOTSASYNC_*`` setting: name, type and default as documented, meaning."""
+
+    name: str
+    type: str
+    default: object
+    meaning: str
+    #: Turns a raw value into the checked one; raises TypeError or ValueError whose
+    #: message says what is accepted.
+    convert: Callable[[object], object] = field(repr=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        """The :class:`ScrapyConfig` field this setting fills."""
+        return self.name.removeprefix("ROBOTSASYNC_").lower()
+
+    def read(self, settings: Mapping[str, object] | None) -> object:
+        """The checked value in ``settings`` (the default when absent or None)."""
+        raw = self.default if settings is None else settings.get(self.name, self.default)
+        try:
+            return self.convert(raw)
+        except TypeError as exc:
+            raise ConfigurationTypeError(self.name, raw, str(exc)) from None
+        except ValueError as exc:
+            raise ConfigurationError(self.name, raw, str(exc)) from None
+
+
+_MATCH_POLICIES: tuple[str, ...] = get_args(PolicyName)
+_FETCH_PRESETS: tuple[str, ...] = get_args(FetchPresetName)
+
+#: Every setting the Scrapy middleware and backend read, with its type, default and
+#: meaning (docs/gen_configuration.py renders this table).
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "ROBOTSASYNC_POLICY",
+        _literal(_MATCH_POLICIES),
+        "google",
+        "How rules match: Google's matcher with its documented improvements, Google's "
+        "reference bit for bit, strict RFC 9309, or first match in file order "
+        "(backend and middleware).",
+        _choice(_MATCH_POLICIES),
+    ),
+    Setting(
+        "ROBOTSASYNC_FETCH_POLICY",
+        _literal(_FETCH_PRESETS),
+        "rfc9309",
+        "What robots.txt statuses and errors mean (FetchPolicy preset): RFC 9309 "
+        "disallows on 429/5xx/network errors; legacy-allow-on-error is Scrapy's reading.",
+        _choice(_FETCH_PRESETS),
+    ),
+    Setting(
+        "ROBOTSASYNC_FORBIDDEN",
+        _literal(get_args(Forbidden)),
+        "allow",
+        "What a 401/403 robots.txt means: allow all (RFC 9309, Google) or disallow all.",
+        _choice(get_args(Forbidden)),
+    ),
+    Setting(
+        "ROBOTSASYNC_MAX_BYTES",
+        "int",
+        DEFAULT_MAX_BYTES,
+        "Bytes of a robots.txt parsed at most; the rest is ignored (RFC 9309 §2.5: at "
+        "least 500 KiB). Backend and middleware.",
+        _number(1, integer=True),
+    ),
+    Setting(
+        "ROBOTSASYNC_TIMEOUT",
+        "float",
+        30.0,
+        "Seconds one robots.txt fetch may take, redirects and body included.",
+        _number(0.001),
+    ),
+    Setting(
+        "ROBOTSASYNC_MAX_ENTRIES",
+        "int",
+        10_000,
+        "Origins whose robots.txt is kept in memory at most (least recently used go).",
+        _number(1, integer=True),
+    ),
+    Setting(
+        "ROBOTSASYNC_MAX_MEMORY",
+        "int",
+        256 * 1024 * 1024,
+        "Bytes the cached robots.txt rules may retain, measured (least recently used go).",
+        _number(1, integer=True),
+    ),
+    Setting(
+        "ROBOTSASYNC_CRAWL_DELAY",
+        "bool",
+        True,
+        "Apply Crawl-delay / Request-rate to Scrapy's download slot of the origin.",
+        _bool,
+    ),
+    Setting(
+        "ROBOTSASYNC_MAX_CRAWL_DELAY",
+        "float",
+        30.0,
+        "Cap, in seconds, on the Crawl-delay applied to a download slot.",
+        _number(0.0),
+    ),
+    Setting(
+        "ROBOTSASYNC_PRIVATE_REDIRECTS",
+        _literal(get_args(PrivateRedirects)),
+        "block",
+        "A robots.txt redirect from a public address to a loopback, private, "
+        "link-local or metadata one: refused (block) or followed (allow).",
+        _choice(get_args(PrivateRedirects)),
+    ),
+    Setting(
+        "ROBOTSASYNC_REFUSE_USAGE",
+        "list[Literal[" + ", ".join(f'"{c}"' for c in CATEGORIES) + "]]",
+        [],
+        "Usage categories whose Content-Usage preference 'n' (robots.txt rule or "
+        "response header) drops the request or response with IgnoreRequest.",
+        _categories,
+    ),
+    Setting(
+        "ROBOTSASYNC_REDIS_URL",
+        "str | None",
+        None,
+        "Share robots.txt between crawler processes through this Redis "
+        "(redis://, rediss:// or unix:// URL); None: this process only.",
+        _redis_url,
+    ),
+    Setting(
+        "ROBOTSASYNC_REDIS_PREFIX",
+        "str",
+        "robots_async",
+        "Key prefix in Redis, so that several crawls can share one database.",
+        _prefix,
+    ),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ScrapyConfig:
+    """Every ``ROBOTSASYNC_*`` setting, checked (field = name without prefix, lower case)."""
+
+    policy: PolicyName
+    fetch_policy: FetchPresetName
+    forbidden: Forbidden
+    max_bytes: int
+    timeout: float
+    max_entries: int
+    max_memory: int
+    crawl_delay: bool
+    max_crawl_delay: float
+    private_redirects: PrivateRedirects
+    refuse_usage: tuple[UsageCategory, ...]
+    redis_url: str | None
+    redis_prefix: str
+
+
+def read_settings(settings: Mapping[str, object] | None) -> ScrapyConfig:
+    """Check and read every setting of :data:`SETTINGS` (``None``: all defaults).
+
+    :raises ConfigurationError: for the first setting with a value that is not accepted.
+    """
+    values = {setting.key: setting.read(settings) for setting in SETTINGS}
+    return ScrapyConfig(**values)  # type: ignore[arg-type]
