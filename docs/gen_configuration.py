@@ -97,7 +97,7 @@ def render() -> str:
         "",
         "Generated from the code by `python docs/gen_configuration.py`; a test fails",
         "when it is out of date. Every value is validated when the object is created:",
-        "a bad one raises `ConfigError` (a `ValueError`) naming the setting, the value",
+        "a bad one raises `ConfigurationError` (a `ValueError`) naming the setting, the value",
         "and what is accepted.",
         "",
         "## FetchPolicy",

@@ -101,6 +101,9 @@ class RobotsChecker:
         (the fast lane; see :class:`RobotsCache`).
     :param max_entries: origins cached at most.
     :param max_memory: bytes the cached rules may retain (measured estimate).
+    :param clock: wall-clock time source for expiry and pacing (tests pass a fake one;
+        wall time, not monotonic, because store records are shared across machines).
+    :param sleep: how :meth:`wait` sleeps (tests pass a fake one).
     """
 
     def __init__(

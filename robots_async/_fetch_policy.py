@@ -73,11 +73,13 @@ class FetchPolicy:
     unless a good copy younger than 30 days is at hand.
     """
 
+    #: The preset's name, shown in logs and ``explain`` output.
     name: str = "rfc9309"
     #: Redirects followed at most (RFC 9309 §2.3.1.2: at least five).
     max_hops: int = 5
     #: Decoded body bytes parsed at most (RFC 9309 §2.5: at least 500 KiB); None: no limit.
     max_bytes: int | None = 512_000
+    #: Seconds to establish each connection (DNS lookup included).
     connect_timeout: float = 10.0
     #: Whole fetch, all hops and the body included.
     total_timeout: float = 30.0
@@ -94,11 +96,13 @@ class FetchPolicy:
     outage_give_up: float | None = None
     #: Success TTL when the response has no Cache-Control max-age.
     ttl: float = DAY
+    #: Shortest TTL of a fetched or absent file, whatever Cache-Control says.
     min_ttl: float = MINUTE
     #: RFC 9309 §2.4: a cached copy SHOULD NOT be used for more than 24 hours.
     max_ttl: float = DAY
     #: First TTL after an unreachable outcome; doubles per failure up to max_error_ttl.
     error_ttl: float = 5 * MINUTE
+    #: Longest TTL after repeated unreachable outcomes (Retry-After aside).
     max_error_ttl: float = HOUR
     #: Follow redirects to other hosts (RFC 9309 §2.3.1.2 says crawlers SHOULD).
     cross_origin_redirects: bool = True

@@ -23,11 +23,14 @@ ErrorKind = Literal[
     "bad-redirect",  # no/invalid Location, or a scheme other than http(s)
     "blocked-redirect",  # refused by the cross-origin or private-address guard
     "local-limit",  # our own limits (fetch slots, descriptors): not the site's doing
+    "ignored",  # dropped by the crawler's own middleware (Scrapy's IgnoreRequest)
 ]
 #: RFC 9309 §2.3.1: success, unavailable (allow all) or unreachable (disallow all).
 Category = Literal["ok", "unavailable", "unreachable"]
 
-_UNAVAILABLE_ERRORS = frozenset({"redirect-limit", "redirect-loop", "bad-redirect"})
+# "ignored": the crawler chose not to fetch robots.txt (an offline crawl from an HTTP
+# cache, say); Scrapy reads that as no robots.txt, and so do we.
+_UNAVAILABLE_ERRORS = frozenset({"redirect-limit", "redirect-loop", "bad-redirect", "ignored"})
 
 
 @dataclass(frozen=True, slots=True)

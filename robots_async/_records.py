@@ -53,7 +53,7 @@ MAX_CLOCK_SKEW = 60.0
 
 #: Error kinds that describe the fetching worker, not the origin (its own resource
 #: limits): never shared, and refused in a record.
-LOCAL_ERRORS = frozenset({"local-limit"})
+LOCAL_ERRORS = frozenset({"local-limit", "ignored"})
 _ERROR_KINDS: frozenset[str] = frozenset(get_args(ErrorKind)) - LOCAL_ERRORS
 _MAX_URL = 16_384
 _MAX_HEADER_VALUE = 4096

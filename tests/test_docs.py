@@ -66,8 +66,10 @@ def test_configuration_reference_covers_every_option() -> None:
     names += [setting.name for setting in adapter.SETTINGS]
     missing = [name for name in names if f"| `{name}` |" not in page]
     assert not missing, f"not in docs/configuration.md: {missing}"
-    undocumented = [row[0] for row in _generator().checker_rows() if not row[3]]
-    assert not undocumented, f"RobotsChecker arguments without a :param: line: {undocumented}"
+    generator = _generator()
+    rows = generator.checker_rows() + generator.fetch_policy_rows() + generator.scrapy_rows()
+    undocumented = [row[0] for row in rows if not row[3]]
+    assert not undocumented, f"options without a meaning: {undocumented}"
 
 
 def test_api_reference_lists_every_public_name() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import socket
 import subprocess
 import sys
@@ -93,51 +92,3 @@ def test_async_crawler_runs_offline() -> None:
     assert result.returncode == 0, result.stderr
     assert f"200      http://127.0.0.1:{port}/" in result.stdout
     assert "fetched 3" in result.stdout
-
-
-def test_scrapy_project_runs_offline(tmp_path: Path) -> None:
-    """The Scrapy example crawls examples/ on 127.0.0.1 through the drop-in middleware."""
-    pytest.importorskip("scrapy")
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
-        cwd=EXAMPLES,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    output = tmp_path / "pages.jsonl"
-    try:
-        _wait_for(port)
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "scrapy",
-                "crawl",
-                "site",
-                "-a",
-                f"start=http://127.0.0.1:{port}/",
-                "-O",
-                str(output),
-                "-s",
-                "LOG_LEVEL=INFO",
-            ],
-            check=False,
-            cwd=EXAMPLES / "scrapy_project",
-            capture_output=True,
-            text=True,
-            timeout=90,
-        )
-    finally:
-        server.terminate()
-        _, log = server.communicate(timeout=10)
-    assert result.returncode == 0, result.stderr[-3000:]
-    pages = [json.loads(line) for line in output.read_text().splitlines()]
-    assert {"url": f"http://127.0.0.1:{port}/", "status": 200} in pages
-    assert len(pages) >= 3
-    # The middleware fetched robots.txt once, before any page (the listing links to
-    # robots.txt too, so the spider later fetches it again as a page).
-    assert log.splitlines()[0].split('"')[1] == "GET /robots.txt HTTP/1.1"
-    assert "'robotstxt/request_count': 1" in result.stderr
-    assert "robotsasync/" in result.stderr

@@ -16,7 +16,6 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, get_args
 
-from .._errors import RobotsError
 from .._parser import DEFAULT_MAX_BYTES
 from .._policy import PolicyName
 from .._usage import CATEGORIES, UsageCategory
@@ -33,28 +32,7 @@ __all__ = [
     "read_settings",
 ]
 
-try:  # the core's configuration errors (same names, signature and message)
-    from .._errors import (  # type: ignore[attr-defined,unused-ignore]
-        ConfigurationError,
-        ConfigurationTypeError,
-    )
-except ImportError:  # pragma: no cover - lead: delete this branch after the merge
-
-    class ConfigurationError(RobotsError, ValueError):  # type: ignore[no-redef,unused-ignore]
-        """A setting outside its accepted values: names setting, value and accepted."""
-
-        def __init__(self, setting: str, value: object, accepted: str) -> None:
-            super().__init__(f"{setting}={value!r} is not accepted: expected {accepted}")
-            self.setting = setting
-            self.value = value
-            self.accepted = accepted
-
-    class ConfigurationTypeError(  # type: ignore[no-redef,unused-ignore]
-        ConfigurationError,  # type: ignore[misc,unused-ignore]
-        TypeError,
-    ):
-        """A :class:`ConfigurationError` for a value of the wrong type."""
-
+from .._errors import ConfigurationError, ConfigurationTypeError
 
 FetchPresetName = Literal["rfc9309", "googlebot", "yandex", "legacy-allow-on-error"]
 PrivateRedirects = Literal["block", "allow"]

@@ -98,9 +98,9 @@ _USAGE_META = "_robotsasync_usage"
 #: Where the combined preferences are published (robots.txt rule + response header).
 USAGE_META = "content_usage"
 #: The outcome of a robots.txt request another middleware dropped (IgnoreRequest):
-#: "unavailable", like a 4xx, as Scrapy treats it. lead: "ignored" once _outcome
-#: has that kind (and _records.LOCAL_ERRORS lists it, so it is never shared).
-_IGNORED: ErrorKind = "bad-redirect"
+#: "unavailable", like a 4xx, as Scrapy treats it (never shared through a store:
+#: another worker's middlewares may let it through).
+_IGNORED: ErrorKind = "ignored"
 #: Scrapy's signal after each robots.txt is parsed (Scrapy >= 2.18; None before).
 _ROBOTS_PARSED = getattr(signals, "robots_parsed", None)
 #: Preference -> the value in stats names (the header's own spelling).
@@ -501,7 +501,7 @@ def fetch_policy_from(config: ScrapyConfig) -> FetchPolicy:
             max_bytes=config.max_bytes,
             total_timeout=config.timeout,
             forbidden=config.forbidden,
-            # lead: private_redirects=config.private_redirects, once FetchPolicy has it
+            private_redirects=config.private_redirects,
         )
     except ValueError as exc:
         raise _as_setting_error(exc) from exc
