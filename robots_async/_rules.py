@@ -456,9 +456,10 @@ class RulesBuilder:
         A "too-many-warnings" marker ends the list when line warnings were dropped.
         """
         warnings = self.warnings
-        overflow = len(warnings) > MAX_WARNINGS or len(self._long_lines) > MAX_WARNINGS
         if self._long_lines:
             warnings = sorted(warnings + self._long_lines, key=_line_and_code)
+        # Judged on the merged list: each part may be under the cap and their sum over.
+        overflow = len(warnings) > MAX_WARNINGS
         kept = sorted(warnings[:MAX_WARNINGS] + self._file_level, key=_line_and_code)
         if overflow:
             kept.append((kept[-1][0], W.TOO_MANY_WARNINGS, str(MAX_WARNINGS)))

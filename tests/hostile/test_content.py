@@ -17,7 +17,7 @@ from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import robots_async as ra
@@ -1003,6 +1003,8 @@ def test_fifty_thousand_junk_lines_keep_exactly_the_cap(policy: str, max_bytes: 
     cuts=st.lists(st.integers(0, 10**7), max_size=12),
     policy=st.sampled_from(POLICIES),
 )
+# Found by hypothesis: 6 long-line warnings + 996 others, each part under the cap.
+@example(picks=[0] * 12, repeat=83, long_lines=3, cuts=[], policy="google")
 def test_warning_count_is_exact_below_and_capped_above(
     picks: list[int], repeat: int, long_lines: int, cuts: list[int], policy: str
 ) -> None:

@@ -575,9 +575,9 @@ async def test_scrapy_settings_build_a_redis_store(redis_server: RedisServer, pr
     from robots_async.contrib import scrapy as ra_scrapy
 
     settings = Settings({"ROBOTSASYNC_REDIS_URL": redis_server.url})
-    assert ra_scrapy._store_from(Settings()) is None
+    assert ra_scrapy._store_from(ra_scrapy.read_settings(Settings())) is None
     settings.set("ROBOTSASYNC_REDIS_PREFIX", prefix)
-    store = ra_scrapy._store_from(settings)
+    store = ra_scrapy._store_from(ra_scrapy.read_settings(settings))
     assert isinstance(store, RedisStore)
     client = redis_server.client()
     try:
