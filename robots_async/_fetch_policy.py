@@ -71,6 +71,11 @@ class FetchPolicy:
     Defaults follow RFC 9309 with Google's details: at most 5 redirect hops, 512,000
     decoded bytes, 4xx (but 429) allows all, 429/5xx/network errors disallow all
     unless a good copy younger than 30 days is at hand.
+
+    Every field is checked at construction (also by the presets and
+    ``dataclasses.replace``): a wrong type, a negative or non-finite limit or an
+    unknown name raises :class:`ConfigurationError` naming field, value and accepted
+    values.
     """
 
     #: The preset's name, shown in logs and ``explain`` output.
