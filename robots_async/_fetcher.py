@@ -22,7 +22,7 @@ from ._parser import RobotsParser
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ._outcome import ErrorKind, FetchOutcome
+    from ._outcome import ErrorKind, FetchOutcome, Validators
     from ._policy import MatchPolicy
     from ._robots import RobotsTxt
 
@@ -83,18 +83,30 @@ class AiohttpFetcher:
             await self._session.close()
             self._session = None
 
-    async def fetch(self, url: str, *, keep_body: bool = False) -> FetchOutcome:
-        """Fetch ``url``, following at most ``policy.max_hops`` redirects."""
+    async def fetch(
+        self, url: str, *, keep_body: bool = False, validators: Validators | None = None
+    ) -> FetchOutcome:
+        """Fetch ``url``, following at most ``policy.max_hops`` redirects.
+
+        ``validators`` make the request to their URL conditional; a 304 to it comes
+        back as status 304 with no body (see :func:`_not_modified`).
+        """
         loop = asyncio.get_running_loop()
         started = loop.time()
         chain = RedirectChain(url)
         try:
-            return await self._follow(chain, started, keep_body)
+            return await self._follow(chain, started, keep_body, validators)
         except (asyncio.TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
             kind = classify_error(exc, chain.count)
             return chain.outcome(loop.time() - started, error=kind, detail=_describe(exc))
 
-    async def _follow(self, chain: RedirectChain, started: float, keep_body: bool) -> FetchOutcome:
+    async def _follow(
+        self,
+        chain: RedirectChain,
+        started: float,
+        keep_body: bool,
+        validators: Validators | None = None,
+    ) -> FetchOutcome:
         loop = asyncio.get_running_loop()
         session = self._get_session()
         deadline = started + self._policy.total_timeout
@@ -105,14 +117,18 @@ class AiohttpFetcher:
             timeout = aiohttp.ClientTimeout(
                 total=remaining, connect=min(self._policy.connect_timeout, remaining)
             )
+            conditional = validators.request_headers(chain.current) if validators else {}
             async with session.get(
                 chain.current,
                 allow_redirects=False,
-                headers=self._headers,
+                headers={**self._headers, **conditional} if conditional else self._headers,
                 timeout=timeout,
                 middlewares=(),  # never our own (or anyone's) robots middleware
             ) as response:
                 status, headers = response.status, response.headers
+                if status == 304:
+                    elapsed = loop.time() - started
+                    return _not_modified(chain, response, bool(conditional), elapsed)
                 if is_redirect(status, headers):
                     error = await chain.follow(headers.get("Location"), self._policy)
                     if error is not None:
@@ -188,6 +204,25 @@ def classify_error(exc: BaseException, hops: int = 0) -> ErrorKind:
     if isinstance(exc, aiohttp.ClientOSError):
         return "reset" if isinstance(exc.__cause__, ConnectionError) else "connect"
     return "protocol"
+
+
+def _not_modified(
+    chain: RedirectChain, response: aiohttp.ClientResponse, asked: bool, elapsed: float
+) -> FetchOutcome:
+    """The outcome of a 304, whose body (if a server sent one) is never read.
+
+    RFC 9110 §15.4.5: a 304 ends with its header section. Bytes a server sends after
+    it never become rules: aiohttp reads those that arrive with the head as a malformed
+    next response (a protocol error, so the last good copy stays), and later ones are
+    dropped with the connection here, never left for the next request.
+    A 304 to a request without validators says nothing about the file: it is a
+    protocol error (unreachable: the last good copy or disallow all), never "allow all".
+    """
+    response.close()
+    if not asked:
+        detail = "304 Not Modified to a request without validators"
+        return chain.outcome(elapsed, 304, error="protocol", detail=detail)
+    return chain.outcome(elapsed, 304, headers=response.headers)
 
 
 def _describe(exc: BaseException) -> str:
