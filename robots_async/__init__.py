@@ -30,7 +30,8 @@ from ._parser import DEFAULT_MAX_BYTES, MAX_LINE_BYTES, RobotsParser, parse
 from ._policy import FIRST_MATCH, GOOGLE, GOOGLE_REFERENCE, RFC9309, MatchPolicy, PolicyName
 from ._robots import RobotsTxt
 from ._rules import CleanParam, Group, ParseWarning, RequestRate, Rule, Verdict, VisitTime
-from ._store import Lease, MemoryStore, RobotsStore, StoredRobots
+from ._sqlite import SQLiteStore
+from ._store import Lease, MemoryStore, RobotsStore, StoredRobots, StoreSchemaError
 from ._url import Origin, request_target, robots_url
 from ._usage import UsagePreferences, UsageRule, combine_usage, usage_from_header
 
@@ -82,7 +83,9 @@ __all__ = [
     "RobotsStore",
     "RobotsTxt",
     "Rule",
+    "SQLiteStore",
     "StoreError",
+    "StoreSchemaError",
     "StoredRobots",
     "UsagePreferences",
     "UsageRule",

@@ -24,11 +24,12 @@ a kept last good copy and its body count too.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass, field, replace
+from functools import cache, partial
 from typing import TYPE_CHECKING, TypeVar
 
 from ._config import check_cache
@@ -36,7 +37,7 @@ from ._errors import ClosedError, EventLoopError, InvalidRecordError, StoreError
 from ._fetch_policy import FetchPolicy, Resolution, Source
 from ._http import max_age, retry_after
 from ._lanes import FetchLanes
-from ._outcome import FetchOutcome
+from ._outcome import FetchOutcome, Validators
 from ._parser import RobotsParser
 from ._records import (
     LOCAL_ERRORS,
@@ -44,6 +45,7 @@ from ._records import (
     StoredRobots,
     check_clock,
     check_url,
+    observed_headers,
     unlike_own_fetch,
     validate,
 )
@@ -106,6 +108,8 @@ class CacheStats:
     hits: int = 0
     misses: int = 0
     fetches: int = 0
+    #: Fetches answered 304 Not Modified: the entry renewed, nothing downloaded or parsed.
+    revalidated: int = 0
     coalesced: int = 0
     errors: int = 0
     stale_served: int = 0
@@ -307,16 +311,41 @@ class RobotsCache:
         # Only the network fetch holds a lane slot; its wait for one counts against
         # its deadline, with a little grace so the fetcher's own timeout fires first.
         deadline = started + self._policy.total_timeout + _DEADLINE_GRACE
-        result = await self._lanes.run(
-            partial(self._fetcher.fetch, url, keep_body=keep_body), deadline
-        )
+        fetch = partial(self._fetcher.fetch, url, keep_body=keep_body)
+        validators = self._validators(previous)
+        if validators is not None:
+            fetch = partial(fetch, validators=validators)
+        result = await self._lanes.run(fetch, deadline)
         if isinstance(result, str):
             outcome = _local_limit(url, result, loop.time() - started)
         else:
             outcome = result
         if outcome.error == "local-limit":
             self._count("local_limits")
+        if outcome.status == 304 and outcome.error is None:
+            outcome = self._not_modified(outcome, previous, validators)
         return self._resolve(origin, outcome, previous, generation)
+
+    # --- conditional refresh (RFC 9111 §4.3) ----------------------------------------
+
+    def _validators(self, previous: CacheEntry | None) -> Validators | None:
+        """What makes the refetch of ``previous`` conditional, if the fetcher can."""
+        if previous is None or previous.source != "fetched":
+            return None
+        if not _takes_validators(type(self._fetcher)):
+            return None
+        return Validators.of(previous.outcome)
+
+    def _not_modified(
+        self, answer: FetchOutcome, previous: CacheEntry | None, validators: Validators | None
+    ) -> FetchOutcome:
+        """The stored response renewed by a 304, or a protocol error for a 304 that
+        was not asked for (a fetcher without validators: never "allow all")."""
+        if previous is None or validators is None:
+            detail = "304 Not Modified to a request without validators"
+            return replace(answer, error="protocol", error_detail=detail)
+        self._count("revalidated")
+        return _renewed(previous.outcome, answer)
 
     def _resolve(
         self,
@@ -724,6 +753,33 @@ def _applied(resolution: Resolution) -> str:
 
 
 _T = TypeVar("_T")
+
+
+@cache
+def _takes_validators(kind: type[Fetcher]) -> bool:
+    """True if ``kind.fetch`` accepts ``validators=`` (fetchers written before
+    conditional refresh keep working, without it)."""
+    try:
+        parameters = inspect.signature(kind.fetch).parameters
+    except (AttributeError, TypeError, ValueError):
+        return False
+    return "validators" in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    )
+
+
+def _renewed(stored: FetchOutcome, answer: FetchOutcome) -> FetchOutcome:
+    """``stored`` (a 2xx) as a 304 ``answer`` renews it: the same rules and body, the
+    headers updated from the 304 (RFC 9111 §4.3.4), the TTL from those headers."""
+    headers = {**dict(stored.headers), **dict(answer.headers)}
+    return replace(
+        stored,
+        hops=answer.hops,
+        elapsed=answer.elapsed,
+        max_age=max_age(headers),
+        retry_after=None,
+        headers=observed_headers(headers),
+    )
 
 
 def _same_observation(previous: CacheEntry, outcome: FetchOutcome, fetched_at: float) -> bool:

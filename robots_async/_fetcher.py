@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from aiohttp.abc import AbstractResolver
 
     from ._addresses import PublicAddress
-    from ._outcome import ErrorKind, FetchOutcome
+    from ._outcome import ErrorKind, FetchOutcome, Validators
     from ._policy import MatchPolicy, PolicyName
     from ._robots import RobotsTxt
 
@@ -121,20 +121,32 @@ class AiohttpFetcher:
             await self._guarded.close()
             self._guarded = None
 
-    async def fetch(self, url: str, *, keep_body: bool = False) -> FetchOutcome:
-        """Fetch ``url``, following at most ``policy.max_hops`` redirects."""
+    async def fetch(
+        self, url: str, *, keep_body: bool = False, validators: Validators | None = None
+    ) -> FetchOutcome:
+        """Fetch ``url``, following at most ``policy.max_hops`` redirects.
+
+        ``validators`` make the request to their URL conditional; a 304 to it comes
+        back as status 304 with no body (see :func:`_not_modified`).
+        """
         loop = asyncio.get_running_loop()
         started = loop.time()
         # With a caller's session the connection's address is out of sight: the
         # chain looks hosts up itself before following (best effort).
         chain = RedirectChain(url, precheck=None if self._owns_session else self._public)
         try:
-            return await self._follow(chain, started, keep_body)
+            return await self._follow(chain, started, keep_body, validators)
         except (asyncio.TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
             kind = classify_error(exc, chain.count)
             return chain.outcome(loop.time() - started, error=kind, detail=_describe(exc))
 
-    async def _follow(self, chain: RedirectChain, started: float, keep_body: bool) -> FetchOutcome:
+    async def _follow(
+        self,
+        chain: RedirectChain,
+        started: float,
+        keep_body: bool,
+        validators: Validators | None = None,
+    ) -> FetchOutcome:
         loop = asyncio.get_running_loop()
         session = self._get_session()
         deadline = started + self._policy.total_timeout
@@ -152,16 +164,20 @@ class AiohttpFetcher:
             timeout = aiohttp.ClientTimeout(
                 total=remaining, connect=min(self._policy.connect_timeout, remaining)
             )
+            conditional = validators.request_headers(chain.current) if validators else {}
             token = GUARD.set(guard)
             try:
                 async with session.get(
                     chain.current,
                     allow_redirects=False,
-                    headers=self._headers,
+                    headers={**self._headers, **conditional} if conditional else self._headers,
                     timeout=timeout,
                     middlewares=(),  # never our own (or anyone's) robots middleware
                 ) as response:
                     status, headers = response.status, response.headers
+                    if status == 304:
+                        elapsed = loop.time() - started
+                        return _not_modified(chain, response, bool(conditional), elapsed)
                     if not is_redirect(status, headers):
                         return await self._final(chain, response, started, keep_body)
             finally:
@@ -293,6 +309,25 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         seen.add(id(current))
         yield current
         pending += [current.__cause__, current.__context__, getattr(current, "os_error", None)]
+
+
+def _not_modified(
+    chain: RedirectChain, response: aiohttp.ClientResponse, asked: bool, elapsed: float
+) -> FetchOutcome:
+    """The outcome of a 304, whose body (if a server sent one) is never read.
+
+    RFC 9110 §15.4.5: a 304 ends with its header section. Bytes a server sends after
+    it never become rules: aiohttp reads those that arrive with the head as a malformed
+    next response (a protocol error, so the last good copy stays), and later ones are
+    dropped with the connection here, never left for the next request.
+    A 304 to a request without validators says nothing about the file: it is a
+    protocol error (unreachable: the last good copy or disallow all), never "allow all".
+    """
+    response.close()
+    if not asked:
+        detail = "304 Not Modified to a request without validators"
+        return chain.outcome(elapsed, 304, error="protocol", detail=detail)
+    return chain.outcome(elapsed, 304, headers=response.headers)
 
 
 def _describe(exc: BaseException) -> str:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from ._robots import RobotsTxt
 
-__all__ = ["Category", "ErrorKind", "FetchOutcome"]
+__all__ = ["Category", "ErrorKind", "FetchOutcome", "Validators"]
 
 #: Why a fetch did not produce a usable response.
 ErrorKind = Literal[
@@ -80,3 +80,38 @@ class FetchOutcome:
         if 300 <= status < 500 and status != 429:
             return "unavailable"
         return "unreachable"
+
+
+@dataclass(frozen=True, slots=True)
+class Validators:
+    """What makes a refetch conditional (RFC 9110 §13.1): the cached response's
+    ``ETag`` and ``Last-Modified``, and the URL that answered with them."""
+
+    url: str
+    etag: str | None = None
+    last_modified: str | None = None
+
+    @classmethod
+    def of(cls, outcome: FetchOutcome) -> Validators | None:
+        """The validators of a 2xx outcome, or None if it has neither header."""
+        if outcome.category != "ok" or outcome.robots is None:
+            return None
+        headers = dict(outcome.headers)
+        etag, modified = headers.get("ETag"), headers.get("Last-Modified")
+        if etag is None and modified is None:
+            return None
+        return cls(outcome.final_url, etag, modified)
+
+    def request_headers(self, url: str) -> dict[str, str]:
+        """Conditional request headers for ``url``: none unless it is :attr:`url`.
+
+        RFC 9111 §4.3.1: send the entity tag, and Last-Modified as well.
+        """
+        if url != self.url:
+            return {}
+        headers = {}
+        if self.etag is not None:
+            headers["If-None-Match"] = self.etag
+        if self.last_modified is not None:
+            headers["If-Modified-Since"] = self.last_modified
+        return headers

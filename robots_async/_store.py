@@ -5,8 +5,9 @@ fetched an origin (status, the headers that matter, the body), never a verdict a
 never a pickle: each reader applies its own policies to it. A *lease* (``SET NX PX``
 in Redis) lets one worker fetch an origin while the others wait. :class:`MemoryStore`
 implements the protocol in-process (for tests and for several caches in one process);
-``robots_async.contrib.redis.RedisStore`` across machines. A checker never closes a
-store it is given: use ``async with`` or call ``aclose()``.
+:class:`SQLiteStore` (``_sqlite``) across the processes of one machine and across
+restarts; ``robots_async.contrib.redis.RedisStore`` across machines. A checker never
+closes a store it is given: use ``async with`` or call ``aclose()``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from ._errors import StoreError
 from ._records import StoredRobots
 
 if TYPE_CHECKING:
@@ -27,7 +29,13 @@ if TYPE_CHECKING:
 
     from ._url import Origin
 
-__all__ = ["Lease", "MemoryStore", "RobotsStore", "StoredRobots"]
+__all__ = ["Lease", "MemoryStore", "RobotsStore", "StoreSchemaError", "StoredRobots"]
+
+
+class StoreSchemaError(StoreError):
+    """Raised when a store's file or keys were laid out by a newer robots_async (or
+    are not a robots_async store at all): refused when the store is opened, since
+    writing to it could break the crawlers that made it."""
 
 
 @dataclass(frozen=True, slots=True)

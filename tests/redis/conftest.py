@@ -59,10 +59,14 @@ def redis_binary() -> str:
 class RedisServer:
     """A redis-server subprocess on one loopback port, which can stop and restart."""
 
-    def __init__(self, binary: str, log: Path, port: int | None = None) -> None:
+    def __init__(
+        self, binary: str, log: Path, port: int | None = None, extra: tuple[str, ...] = ()
+    ) -> None:
         self.binary = binary
         self.port = port or free_port()
         self.log = log
+        #: More redis-server options (e.g. cluster mode).
+        self.extra = extra
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -91,6 +95,7 @@ class RedisServer:
             "no",
             "--daemonize",
             "no",
+            *self.extra,
         ]
         with self.log.open("ab") as log:
             self._proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
@@ -364,3 +369,172 @@ async def start_worker(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[
 
     yield start
     await asyncio.gather(*(worker.close() for worker in started))
+
+
+# --- Redis Cluster ------------------------------------------------------------------
+
+
+def cluster_ports(count: int) -> list[int]:
+    """``count`` free ports of 127.0.0.1 whose cluster bus port (+10000) is free too."""
+    ports: list[int] = []
+    for candidate in range(20_000 + os.getpid() % 20_000, 55_000):
+        if len(ports) == count:
+            break
+        try:
+            for port in (candidate, candidate + 10_000):
+                with socket.socket() as sock:
+                    sock.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        ports.append(candidate)
+    return ports
+
+
+class LocalCluster:
+    """A Redis Cluster of redis-server processes on 127.0.0.1 (masters, and optionally
+    one replica each), created with ``redis-cli --cluster create``."""
+
+    def __init__(self, binary: str, directory: Path, masters: int = 3, replicas: int = 0) -> None:
+        self.directory = directory
+        self.replicas = replicas
+        # Replicas sync at once (no diskless-sync delay), so a failover can happen.
+        options = (
+            *("--cluster-enabled", "yes", "--cluster-node-timeout", "1000"),
+            *("--repl-diskless-sync-delay", "0", "--dir"),
+        )
+        self.nodes = [
+            RedisServer(
+                binary,
+                directory / f"node-{port}.log",
+                port,
+                (*options, str(directory), "--cluster-config-file", f"nodes-{port}.conf"),
+            )
+            for port in cluster_ports(masters * (1 + replicas))
+        ]
+
+    @property
+    def url(self) -> str:
+        """A ``redis+cluster://`` URL of the first node."""
+        return f"redis+cluster://127.0.0.1:{self.nodes[0].port}"
+
+    def start(self) -> None:
+        """Start every node, join them into a cluster, wait until it serves all slots."""
+        for node in self.nodes:
+            node.start()
+        cli = shutil.which("redis-cli")
+        if cli is None:
+            raise RuntimeError("redis-cli is not on PATH")
+        addresses = [f"127.0.0.1:{node.port}" for node in self.nodes]
+        command = [cli, "--cluster", "create", *addresses]
+        command += ["--cluster-replicas", str(self.replicas), "--cluster-yes"]
+        created = subprocess.run(command, capture_output=True, timeout=60, check=False)
+        if created.returncode:
+            raise RuntimeError(f"redis-cli --cluster create failed: {created.stdout[-2000:]!r}")
+        self.wait_ok()
+        self.wait_replicas()
+
+    def wait_replicas(self, timeout: float = 30.0) -> None:
+        """Wait until every replica's link to its master is up (it can take over)."""
+        deadline = time.monotonic() + timeout
+        for node in self.nodes:
+            while True:
+                info = self.command(node, b"INFO replication")
+                if b"role:master" in info or b"master_link_status:up" in info:
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"replica {node.port} not in sync: {info!r}")
+                time.sleep(0.1)
+
+    def wait_ok(self, timeout: float = 30.0, nodes: list[RedisServer] | None = None) -> None:
+        """Wait until every running node reports ``cluster_state:ok``."""
+        deadline = time.monotonic() + timeout
+        for node in nodes or self.nodes:
+            while b"cluster_state:ok" not in self.info(node):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"cluster node {node.port} not ok: {self.info(node)!r}")
+                time.sleep(0.1)
+
+    def wait_failover(self, dead: RedisServer, timeout: float = 30.0) -> None:
+        """Wait until the others mark ``dead`` failed and serve every slot again."""
+        survivors = [node for node in self.nodes if node is not dead]
+        deadline = time.monotonic() + timeout
+        marker = f"127.0.0.1:{dead.port}@".encode()
+        while True:
+            nodes = self.command(survivors[0], b"CLUSTER NODES")
+            line = next((ln for ln in nodes.split(b"\n") if marker in ln), b"")
+            fields = line.split()
+            # Failed over: flagged "fail", and its slots (fields 9 on) moved away.
+            if len(fields) == 8 and b"fail" in fields[2].split(b","):
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"node {dead.port} not marked failed: {line!r}")
+            time.sleep(0.1)
+        for node in survivors:
+            while b"cluster_slots_ok:16384" not in self.info(node):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"node {node.port} not ok: {self.info(node)!r}")
+                time.sleep(0.1)
+        self.wait_ok(max(deadline - time.monotonic(), 1.0), survivors)
+
+    @classmethod
+    def info(cls, node: RedisServer) -> bytes:
+        """CLUSTER INFO of ``node`` (b"" if it does not answer)."""
+        return cls.command(node, b"CLUSTER INFO")
+
+    @staticmethod
+    def command(node: RedisServer, inline: bytes) -> bytes:
+        """The raw reply of ``node`` to an inline command (b"" if it does not answer)."""
+        try:
+            with socket.create_connection(("127.0.0.1", node.port), timeout=1.0) as sock:
+                sock.sendall(inline + b"\r\n")
+                return sock.recv(8192)
+        except OSError:
+            return b""
+
+    def master_of(self, key: str) -> RedisServer:
+        """The node serving ``key``'s slot now."""
+        for node in self.nodes:
+            with socket.create_connection(("127.0.0.1", node.port), timeout=2.0) as sock:
+                command = f"*2\r\n$3\r\nGET\r\n${len(key.encode())}\r\n{key}\r\n".encode()
+                sock.sendall(command)
+                reply = sock.recv(4096)
+            if not reply.startswith(b"-MOVED") and not reply.startswith(b"-CLUSTERDOWN"):
+                return node
+        raise RuntimeError(f"no node serves {key!r}")
+
+    def stop(self) -> None:
+        """Stop every node."""
+        for node in self.nodes:
+            node.stop()
+
+
+def start_cluster(binary: str, directory: Path, replicas: int = 0) -> LocalCluster:
+    """A started :class:`LocalCluster`; skip (fail under CI) if it cannot start."""
+    cluster = LocalCluster(binary, directory, replicas=replicas)
+    try:
+        cluster.start()
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+        cluster.stop()
+        reason = f"cannot start a local Redis Cluster: {exc}"
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason}: CI must run the cluster tests", pytrace=False)
+        pytest.skip(reason)
+    return cluster
+
+
+@pytest.fixture(scope="module")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """Three masters (no replicas) for the module; tests keep apart by key prefix."""
+    cluster = start_cluster(redis_binary(), tmp_path_factory.mktemp("cluster"))
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def replicated_cluster(tmp_path: Path) -> Iterator[LocalCluster]:
+    """Three masters with a replica each, for this test alone (it may kill nodes)."""
+    directory = tmp_path / "cluster"
+    directory.mkdir()
+    cluster = start_cluster(redis_binary(), directory, replicas=1)
+    yield cluster
+    cluster.stop()

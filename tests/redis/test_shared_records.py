@@ -63,7 +63,7 @@ async def make_checker(
 
 def record_key(prefix: str, site: Site) -> str:
     """The Redis key of ``site``'s record."""
-    return f"{prefix}:rec:http://127.0.0.1:{site.port}"
+    return f"{prefix}:rec:{{http://127.0.0.1:{site.port}}}"
 
 
 # --- each reader applies its own policy to what was observed ------------------------

@@ -1,0 +1,177 @@
+"""RedisStore on a real local Redis Cluster: one slot per origin, one fetch per origin
+across worker processes, and every check answered while a master is killed."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from redis.asyncio.cluster import RedisCluster
+from redis.crc import key_slot
+
+import robots_async as ra
+from robots_async.contrib.redis import RedisStore
+
+from .conftest import ROBOTS
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from .conftest import LocalCluster, Site, Sites, Worker
+
+    StartWorker = Callable[..., Awaitable[Worker]]
+
+
+def record(origin: ra.Origin) -> ra.StoredRobots:
+    """A 200 record for ``origin``."""
+    url = origin.robots_url
+    return ra.StoredRobots(url, url, 200, None, time.time(), body=ROBOTS)
+
+
+def urls_for(sites: list[Site]) -> list[str]:
+    """Two URLs per origin: one its robots.txt disallows, one it allows."""
+    return [url for site in sites for url in (site.url("/private/x"), site.url("/a"))]
+
+
+def wrong_verdicts(report: dict[str, Any]) -> dict[str, bool]:
+    """URLs answered against robots.txt (it disallows /private/ only)."""
+    verdicts: dict[str, bool] = report["verdicts"]
+    return {url: ok for url, ok in verdicts.items() if ok == url.endswith("/private/x")}
+
+
+async def test_cluster_url_gives_a_cluster_client_and_round_trips(
+    redis_cluster: LocalCluster, prefix: str
+) -> None:
+    """A redis+cluster:// URL: get, put, acquire and release work across the masters."""
+    records = {
+        origin: record(origin)
+        for origin in (ra.Origin.from_url(f"http://site-{i}.test/") for i in range(30))
+    }
+    async with RedisStore(redis_cluster.url, prefix=prefix) as store:
+        assert isinstance(store._redis, RedisCluster)
+        for origin, written in records.items():
+            assert await store.get(origin) is None
+            await store.put(origin, written)
+            lease = await store.acquire(origin, 30.0)
+            assert lease is not None
+            assert await store.acquire(origin, 30.0) is None
+            assert await store.release(lease)
+        assert {origin: await store.get(origin) for origin in records} == records
+
+
+async def test_keys_of_one_origin_share_a_slot(redis_cluster: LocalCluster, prefix: str) -> None:
+    """Record and lease of an origin hash to one slot (hash tag); origins spread over
+    the masters."""
+    client = RedisCluster.from_url(redis_cluster.url.replace("redis+cluster", "redis"))
+    origins = [ra.Origin.from_url(f"https://host-{i}.test:8{i % 10}") for i in range(60)]
+    try:
+        async with RedisStore(client, prefix=prefix) as store:
+            for origin in origins:
+                await store.put(origin, record(origin))
+                assert await store.acquire(origin, 30.0) is not None
+        keys = [key async for key in client.scan_iter(match=f"{prefix}:*")]
+        assert len(keys) == 2 * len(origins)
+        by_origin: dict[bytes, set[int]] = {}
+        for key in keys:
+            tag = key[key.index(b"{") + 1 : key.index(b"}")]
+            by_origin.setdefault(tag, set()).add(key_slot(key))
+        assert len(by_origin) == len(origins)
+        assert all(len(slots) == 1 for slots in by_origin.values())
+        masters = {client.get_node_from_key(key).port for key in keys}
+        assert len(masters) == 3
+    finally:
+        await client.aclose()
+
+
+def test_prefix_with_braces_is_refused() -> None:
+    """A brace in the prefix would move the hash tag: refused at construction."""
+    with pytest.raises(ValueError, match="prefix"):
+        RedisStore("redis+cluster://127.0.0.1:1", prefix="crawl{1}")
+
+
+async def test_four_workers_on_a_cluster_fetch_each_origin_once(
+    redis_cluster: LocalCluster, prefix: str, sites: Sites, start_worker: StartWorker
+) -> None:
+    """4 processes x 200 origins through the cluster: one request per origin."""
+    origins = await sites.add(200)
+    args = ("--redis-url", redis_cluster.url, "--prefix", prefix)
+    workers = await asyncio.gather(*(start_worker(*args) for _ in range(4)))
+    urls = urls_for(origins)
+    reports = await asyncio.gather(*(w.run(urls, seed=i) for i, w in enumerate(workers)))
+    assert [wrong_verdicts(report) for report in reports] == [{}] * 4
+    assert Counter(site.count() for site in origins) == {1: 200}
+    assert sum(report["cache"]["store_errors"] for report in reports) == 0
+
+
+async def test_master_killed_mid_run_every_check_answered(
+    replicated_cluster: LocalCluster, prefix: str, sites: Sites, start_worker: StartWorker
+) -> None:
+    """A master is SIGKILLed while 4 workers check 300 slow origins: every check is
+    answered, none fails open (a store failure falls back to the worker's own fetch,
+    or to our own limits' safe "disallow"), and no worker fetches an origin twice."""
+    origins = await sites.add(300, delay=0.3)
+    args = ("--redis-url", replicated_cluster.url, "--prefix", prefix, "--redis-timeout", "1")
+    # A 5 s fetch deadline: a lease its dead holder never released lapses in 10 s.
+    args += ("--concurrency", "400", "--total-timeout", "5")
+    workers = await asyncio.gather(*(start_worker(*args) for _ in range(4)))
+    victim = replicated_cluster.master_of(f"{prefix}:rec:{{http://127.0.0.1:{origins[0].port}}}")
+    urls = urls_for(origins)
+    for i, worker in enumerate(workers):
+        await worker.send(urls, seed=i)
+    await asyncio.wait_for(origins[0].requested.wait(), 30)
+    os.kill(victim.pid, signal.SIGKILL)
+    reports = [await worker.result(100.0) for worker in workers]
+    assert all(len(report["verdicts"]) == len(urls) for report in reports)
+    fail_open = [
+        url
+        for report in reports
+        for url, allowed in report["verdicts"].items()
+        if allowed and url.endswith("/private/x")
+    ]
+    assert fail_open == []
+    denied = sum(len(wrong_verdicts(report)) for report in reports)
+    during = Counter(site.count() for site in origins)
+    print(f"fetches per origin while a master died: {dict(during)}; safe denials: {denied}")
+    assert max(during) <= 4  # at most once per worker
+
+
+async def test_store_serves_again_after_failover(
+    replicated_cluster: LocalCluster, prefix: str
+) -> None:
+    """While a killed master's replica takes over, calls fail as StoreError within the
+    timeout (nothing else escapes); once it has, a burst of 300 origins meets no error."""
+
+    async def burst(store: RedisStore, tag: str) -> tuple[int, float]:
+        failures = 0
+
+        async def one(i: int) -> None:
+            nonlocal failures
+            origin = ra.Origin.from_url(f"http://{tag}-{i}.test/")
+            try:
+                await store.get(origin)
+                await store.acquire(origin, 10.0)
+                await store.put(origin, record(origin))
+                assert await store.get(origin) is not None
+            except ra.StoreError:
+                failures += 1
+
+        started = time.monotonic()
+        await asyncio.gather(*(one(i) for i in range(300)))
+        return failures, time.monotonic() - started
+
+    async with RedisStore(replicated_cluster.url, prefix=prefix, timeout=1.0) as store:
+        assert await burst(store, "before") == (0, pytest.approx(0, abs=30))
+        victim = replicated_cluster.master_of(f"{prefix}:rec:{{http://before-0.test:80}}")
+        os.kill(victim.pid, signal.SIGKILL)
+        failed, elapsed = await burst(store, "during")
+        assert elapsed < 4 * 1.0 + 10  # four calls of at most 1 s each, plus load
+        await asyncio.to_thread(replicated_cluster.wait_failover, victim)
+        after, _ = await burst(store, "after")
+    print(f"origins with a failed call: {failed} during the failover, {after} after")
+    assert failed > 0  # the kill was felt
+    assert after == 0
