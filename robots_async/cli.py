@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -38,7 +39,7 @@ from ._url import Origin
 from ._usage import parse_preference
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import AsyncIterator, Callable, Sequence
 
     from ._checker import Decision, RobotsChecker
     from ._cli_bulk import Line, Progress
@@ -205,6 +206,15 @@ def _add_max_bytes(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_store(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store",
+        metavar="PATH",
+        help="keep robots.txt records in this SQLite file: a later run (or another "
+        "process) reuses them within their TTL instead of fetching again",
+    )
+
+
 def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     check = sub.add_parser("check", help="is each URL allowed?", epilog=_EPILOG)
     check.add_argument(
@@ -230,6 +240,7 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=CONCURRENCY,
         help=f"robots.txt fetches at once (default: {CONCURRENCY})",
     )
+    _add_store(check)
     check.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
@@ -251,6 +262,7 @@ def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="absolute http(s) URL (with --robots: or a /path); its robots.txt is fetched",
     )
     explain.add_argument("--robots", metavar="FILE", help="use this robots.txt ('-': stdin)")
+    _add_store(explain)
     _add_json(explain)
     explain.set_defaults(handler=_cmd_explain)
 
@@ -347,12 +359,21 @@ def _fetch_policy(args: argparse.Namespace, **changes: Any) -> FetchPolicy:
     return policy
 
 
-def _checker(args: argparse.Namespace, **options: Any) -> RobotsChecker:
+@contextlib.asynccontextmanager
+async def _checker(args: argparse.Namespace, **options: Any) -> AsyncIterator[RobotsChecker]:
+    """The checker for ``args``, on the ``--store`` file when one is given (closed after)."""
     from ._checker import RobotsChecker  # aiohttp is imported only when the network is used
 
-    return RobotsChecker(
-        args.agent, fetch_policy=_fetch_policy(args), policy=args.policy, **options
-    )
+    path = getattr(args, "store", None)
+    async with contextlib.AsyncExitStack() as stack:
+        if path is not None:
+            from ._sqlite import SQLiteStore
+
+            options["store"] = await stack.enter_async_context(SQLiteStore(path))
+        checker = RobotsChecker(
+            args.agent, fetch_policy=_fetch_policy(args), policy=args.policy, **options
+        )
+        yield await stack.enter_async_context(checker)
 
 
 def _setup_logging(verbose: int, progress: Progress | None = None) -> None:

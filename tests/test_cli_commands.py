@@ -381,3 +381,35 @@ def test_flags_named_in_readme_exist() -> None:
     known = set().union(*(flags(parser) for parser in subcommands().values()))
     assert named, "the README's command-line section names no flag"
     assert named <= known, named - known
+
+
+# --------------------------------------------------------------------------- --store
+
+
+async def test_store_file_survives_the_run(
+    serve: Serve, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """check --store PATH: a second run (a new process would be the same) reuses the
+    records in the SQLite file and sends no robots.txt request; explain too."""
+    requests = 0
+
+    async def robots(request: web.Request) -> web.Response:
+        nonlocal requests
+        requests += 1
+        return web.Response(text="User-agent: *\nDisallow: /private\n")
+
+    app = web.Application()
+    app.router.add_get("/robots.txt", robots)
+    base = await serve(app)
+    store = str(tmp_path / "robots.sqlite")
+    argv = ["check", "--store", store, f"{base}/public", f"{base}/private/x"]
+    assert await asyncio.to_thread(main, argv) == 1
+    assert requests == 1
+    first = capsys.readouterr().out
+    assert await asyncio.to_thread(main, argv) == 1
+    assert requests == 1  # answered from the file
+    assert sorted(capsys.readouterr().out.splitlines()) == sorted(first.splitlines())
+    explain = ["explain", "--store", store, f"{base}/private/y"]
+    assert await asyncio.to_thread(main, explain) == 1
+    assert requests == 1
+    assert "Disallow: /private" in capsys.readouterr().out
