@@ -131,7 +131,7 @@ def test_scrapy_settings_named_in_docs_exist(name: str) -> None:
 def test_public_names_in_docs_exist(name: str) -> None:
     """`robots_async.X` and `robots_async.contrib.m.X` named in prose exist."""
     text = _texts()[name]
-    for dotted in set(re.findall(r"\brobots_async(?:\.\w+)+", text)):
+    for dotted in set(re.findall(r"(?<![/\w])robots_async(?:\.\w+)+", text)):
         parts = dotted.split(".")
         target: object = robots_async
         module = "robots_async"

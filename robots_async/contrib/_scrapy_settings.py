@@ -91,11 +91,17 @@ def _bool(value: object) -> object:
 def _redis_url(value: object) -> object:
     if value in (None, ""):
         return None
-    schemes = ("redis://", "rediss://", "unix://")
+    schemes = ("redis://", "rediss://", "unix://", "redis+cluster://")
     if isinstance(value, str) and value.startswith(schemes):
         return value
     accepted = f"None or a URL starting with {', '.join(schemes)}"
     raise (ValueError if isinstance(value, str) else TypeError)(accepted)
+
+
+def _store_path(value: object) -> object:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError("None, '' (off) or the path of a SQLite file")
 
 
 def _prefix(value: object) -> object:
@@ -238,7 +244,7 @@ SETTINGS: tuple[Setting, ...] = (
         "str | None",
         None,
         "Share robots.txt between crawler processes through this Redis "
-        "(redis://, rediss:// or unix:// URL); None: this process only.",
+        "(redis://, rediss://, unix:// or redis+cluster:// URL); None: no Redis.",
         _redis_url,
     ),
     Setting(
@@ -247,6 +253,15 @@ SETTINGS: tuple[Setting, ...] = (
         "robots_async",
         "Key prefix in Redis, so that several crawls can share one database.",
         _prefix,
+    ),
+    Setting(
+        "ROBOTSASYNC_STORE",
+        "str | None",
+        None,
+        "SQLite file keeping robots.txt records across runs and processes; None: "
+        "JOBDIR/robots_async.sqlite when JOBDIR is set (a resumed crawl fetches "
+        "nothing again), else none; '' turns it off. ROBOTSASYNC_REDIS_URL wins.",
+        _store_path,
     ),
 )
 
@@ -268,6 +283,7 @@ class ScrapyConfig:
     refuse_usage: tuple[UsageCategory, ...]
     redis_url: str | None
     redis_prefix: str
+    store: str | None
 
 
 def read_settings(settings: Mapping[str, object] | None) -> ScrapyConfig:

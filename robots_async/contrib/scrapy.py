@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -339,7 +340,7 @@ class RobotsTxtMiddleware:
         self._robotstxt_useragent: str | None = settings.get("ROBOTSTXT_USER_AGENT")
         self._policy = fetch_policy_from(config)
         fetcher = ScrapyFetcher(crawler, policy=self._policy, match_policy=config.policy)
-        self._store = _store_from(config)
+        self._store = _store_from(config, settings.get("JOBDIR"))
         self.cache = RobotsCache(
             fetcher,
             policy=self._policy,
@@ -525,9 +526,20 @@ def _as_setting_error(exc: ValueError) -> ConfigurationError:
     )
 
 
-def _store_from(config: ScrapyConfig) -> RobotsStore | None:
-    if config.redis_url is None:
-        return None
-    from .redis import RedisStore
+def _store_from(config: ScrapyConfig, jobdir: str | None = None) -> RobotsStore | None:
+    """Redis if configured; else the SQLite file (by default in JOBDIR); else none.
 
-    return RedisStore(config.redis_url, prefix=config.redis_prefix)
+    :raises StoreSchemaError: a store file from a newer version (stops the crawl).
+    """
+    if config.redis_url is not None:
+        from .redis import RedisStore
+
+        return RedisStore(config.redis_url, prefix=config.redis_prefix)
+    path = config.store
+    if path is None and jobdir:
+        path = os.path.join(jobdir, "robots_async.sqlite")
+    if not path:
+        return None
+    from .._sqlite import SQLiteStore
+
+    return SQLiteStore(path)

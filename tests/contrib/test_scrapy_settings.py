@@ -54,6 +54,7 @@ BAD_VALUES: dict[str, Any] = {
     "ROBOTSASYNC_REFUSE_USAGE": "train",
     "ROBOTSASYNC_REDIS_URL": "localhost:6379",
     "ROBOTSASYNC_REDIS_PREFIX": " ",
+    "ROBOTSASYNC_STORE": 42,
 }
 
 
