@@ -162,27 +162,31 @@ class ScrapyFetcher:
     response per robots.txt, whatever the hops.
 
     SSRF guard (``policy.private_redirects == "block"``): a redirect from a public
-    address to a non-public one is error "blocked-redirect" (disallow all), counted
-    in ``robotsasync/blocked_redirect``. Scrapy resolves and connects by itself, so:
+    address to a non-public one is error "blocked-redirect" (disallow all), logged
+    and counted in ``robotsasync/blocked_redirect``. Scrapy resolves and connects by
+    itself, so:
 
-    * before a hop is sent, its host is looked up here (an IP literal is itself)
-      and refused if any address is non-public while the current host has a
-      public one: no request goes out. This lookup is separate from Scrapy's, so a
-      name that answers differently (DNS rebinding) can pass it;
+    * before a hop is sent, its host is looked up (an IP literal is itself) by the
+      system resolver and by the reactor's, which is Scrapy's: any non-public
+      address refuses it and no request goes out. With Scrapy's DNS cache on (the
+      default, ``DNSCACHE_ENABLED``; entries never expire) the HTTP/1.1 connection
+      reuses the answer checked here, so DNS rebinding cannot pass;
     * after each hop, the address its connection actually used
       (``Response.ip_address``) is checked: if the previous hop reached a public
       address and this one a non-public one, the response is discarded unread and
-      the verdict is "blocked-redirect". The GET has then already been sent: the
-      guarantee is that nothing it returns is used, not that it was never sent.
+      the verdict is "blocked-redirect". This catches what the first check could
+      not pin (DNS cache off or evicted, the asyncio download handlers, no
+      reactor), but the GET has then been sent: what is guaranteed is that nothing
+      it returns is used, not that it never left;
     * not checked after the connection: a hop through a proxy (``ip_address`` is
       the proxy's) or from a handler that does not report the address (file:,
-      ftp:, s3:, HttpCacheMiddleware); only the lookup before sending applies.
+      ftp:, s3:, HttpCacheMiddleware); only the lookups before sending apply.
 
-    Scrapy's ``TWISTED_DNS_RESOLVER`` cannot pin or refuse addresses for
-    robots.txt requests alone: it is one resolver per process, called with a bare
-    host name (no request), after the request waited in its download slot (no
-    context reaches it), with a cache shared with page downloads, and kept-alive
-    connections skip it; the asyncio download handlers do not use it at all.
+    No resolver is installed for robots.txt requests: ``TWISTED_DNS_RESOLVER`` is
+    one per process, called with a bare host name (no request), after the request
+    waited in its download slot (no context reaches it), its cache is shared with
+    page downloads, kept-alive connections skip it and the asyncio download
+    handlers do not use it, so it cannot be scoped to robots.txt requests.
 
     :param public_address: which addresses count as public (tests widen it;
         default :func:`robots_async._addresses.is_public`).
@@ -211,8 +215,9 @@ class ScrapyFetcher:
         Scrapy's HTTP cache is bypassed so that it cannot answer 200 from disk.
         """
         started = time.monotonic()
-        # The chain looks the next hop's host up before sending it; the guard checks
-        # the address each hop's connection used once its response is in.
+        # Before each hop the chain (system resolver) and the guard (Scrapy's resolver,
+        # whose cache the connection reuses) look its host up; after it, the guard
+        # checks the address the connection used.
         chain = RedirectChain(url, precheck=self._public)
         guard = PeerGuard(self._public, block=self._policy.private_redirects == "block")
         self._inc("robotstxt/request_count")
@@ -230,13 +235,17 @@ class ScrapyFetcher:
             remaining = self._policy.total_timeout - (time.monotonic() - started)
             refused = await guard.refusal(chain.current, peer_address(request, response), remaining)
             if refused:
-                self._count_response(response)
+                self._count_response(response)  # Scrapy counts what the request ended with
                 return self._blocked(chain, started, refused)
             headers = _headers(response)
             if is_redirect(response.status, headers):
                 error = await chain.follow(headers.get("Location"), self._policy)
                 if error is None:
-                    continue
+                    refused = await guard.before(chain.current, remaining)
+                    if not refused:
+                        continue
+                    self._count_response(response)
+                    return self._blocked(chain, started, refused)
                 self._count_response(response)
                 if error == "blocked-redirect":
                     self._inc("robotsasync/blocked_redirect")

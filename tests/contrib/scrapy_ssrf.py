@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 from typing import TYPE_CHECKING, Any
 
-from scrapy.resolver import CachingThreadedResolver
+from scrapy.resolver import CachingThreadedResolver, dnscache
 from twisted.internet import defer
 
 from robots_async._addresses import is_public
@@ -38,19 +38,28 @@ class DeclaredPublicMiddleware(RobotsTxtMiddleware):
 
 
 class MappedResolver(CachingThreadedResolver):
-    """Answers the names of ``SSRF_TEST_HOSTS`` (name -> IPv4 address) itself."""
+    """Answers the names of ``SSRF_TEST_HOSTS`` itself: name -> a list of IPv4
+    addresses, the i-th lookup getting the i-th (the last repeats), as a rebinding
+    name does. Scrapy's DNS cache (``DNSCACHE_ENABLED``) still applies."""
 
-    hosts: dict[str, str]
+    hosts: dict[str, list[str]]
+    lookups: dict[str, int]
 
     @classmethod
     def from_crawler(cls, crawler: Any, reactor: Any) -> Any:
         """Scrapy's resolver, plus the test's names."""
         resolver = super().from_crawler(crawler, reactor)
         resolver.hosts = dict(crawler.settings.getdict("SSRF_TEST_HOSTS"))
+        resolver.lookups = {}
         return resolver
 
     def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> Any:
-        """The mapped address for a test name, else Scrapy's lookup."""
-        if name in self.hosts:
-            return defer.succeed(self.hosts[name])
-        return super().getHostByName(name, timeout)
+        """The scripted address for a test name, else Scrapy's lookup."""
+        answers = self.hosts.get(name)
+        if answers is None or name in dnscache:
+            return super().getHostByName(name, timeout)
+        seen = self.lookups[name] = self.lookups.get(name, 0) + 1
+        address = answers[min(seen, len(answers)) - 1]
+        if dnscache.limit:
+            dnscache[name] = address
+        return defer.succeed(address)

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from .conftest import CrawlResult, LoopThread, Site
 
 RULES = "User-agent: *\nDisallow: /private\n"
+ALLOW_ALL = "User-agent: *\nAllow: /\n"
+#: Scrapy's default resolver, with the test's scripted names (scrapy_ssrf.py).
+RESOLVER = {"TWISTED_DNS_RESOLVER": "scrapy_ssrf.MappedResolver"}
 SETTINGS = {
     "REMOTE_CONTROL_ENABLED": False,
     "DOWNLOADER_MIDDLEWARES": {
@@ -42,26 +45,28 @@ SETTINGS = {
 
 
 class PublicHost:
-    """A :class:`Host` listening on 127.0.0.2 (declared public)."""
+    """A :class:`Host` listening on ``address`` (127.0.0.2, declared public, unless
+    told), on a free port or the one given."""
 
-    def __init__(self, thread: LoopThread) -> None:
+    def __init__(self, thread: LoopThread, address: str = PUBLIC_TWIN) -> None:
         self._thread = thread
+        self.address = address
         self.host = Host()
         self._runner: web.AppRunner | None = None
 
-    async def start(self) -> None:
-        """Listen on a free port of 127.0.0.2."""
+    async def start(self, port: int = 0) -> None:
+        """Listen on ``port`` (0: a free one)."""
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self.host.dispatch)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2)
         await self._runner.setup()
-        tcp = web.TCPSite(self._runner, PUBLIC_TWIN, 0)
+        tcp = web.TCPSite(self._runner, self.address, port)
         await tcp.start()
         self.host.port = tcp._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
     def url(self, path: str) -> str:
         """An absolute URL on this origin."""
-        return f"http://{PUBLIC_TWIN}:{self.host.port}{path}"
+        return f"http://{self.address}:{self.host.port}{path}"
 
     def close(self) -> None:
         """Stop the server."""
@@ -74,6 +79,16 @@ def public(loop_thread: LoopThread) -> Iterator[PublicHost]:
     """An origin on 127.0.0.2, stopped at teardown."""
     server = PublicHost(loop_thread)
     loop_thread.run(server.start())
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def twin_inside(loop_thread: LoopThread, public: PublicHost) -> Iterator[PublicHost]:
+    """An origin on 127.0.0.1 with the same port as ``public``: where a name that
+    rebinds from 127.0.0.2 to 127.0.0.1 leads, on the same URL."""
+    server = PublicHost(loop_thread, "127.0.0.1")
+    loop_thread.run(server.start(public.host.port))
     yield server
     server.close()
 
@@ -116,28 +131,67 @@ def test_public_to_private_is_refused_before_sending(
 
 
 @pytest.mark.slow
-def test_rebinding_is_refused_on_the_connections_address(
+def test_a_private_answer_of_scrapys_resolver_is_refused_before_sending(
     public: PublicHost, site: Site, tmp_path: Path
 ) -> None:
-    """A name the guard's own lookup cannot resolve, which Scrapy's resolver answers
-    with 127.0.0.1: the lookup before sending lets it pass, the address the
-    connection used refuses it. Documented limit: that GET has been sent; its
-    response (a permissive robots.txt) is discarded and the site disallowed."""
+    """A name the system resolver does not know and Scrapy's resolver answers with
+    127.0.0.1: the lookup through Scrapy's resolver refuses it, nothing is sent."""
     inside = site.host()
-    inside.serve("/robots.txt", "User-agent: *\nAllow: /\n")
-    public.host.redirect("/robots.txt", f"http://rebind.test:{inside.port}/robots.txt")
+    inside.serve("/robots.txt", ALLOW_ALL)
+    public.host.redirect("/robots.txt", f"http://inside.test:{inside.port}/robots.txt")
+    hosts = {"inside.test": ["127.0.0.1"]}
+    result = crawl(tmp_path, [public.url("/page")], **RESOLVER, SSRF_TEST_HOSTS=hosts)
+    assert inside.count("/robots.txt") == 0
+    assert public.host.count("/page") == 0
+    assert result.stat("robotsasync/blocked_redirect") == 1
+    assert result.stat("robotsasync/forbidden/unreachable") == 1
+    assert "resolves to non-public 127.0.0.1: refused before sending" in result.stderr
+
+
+@pytest.mark.slow
+def test_rebinding_is_pinned_by_scrapys_dns_cache(
+    public: PublicHost, twin_inside: PublicHost, tmp_path: Path
+) -> None:
+    """A name answering 127.0.0.2 (public), then 127.0.0.1: the check before sending
+    sees the public answer, and Scrapy's DNS cache (on by default) makes the
+    connection use that same answer: 127.0.0.1 never gets the GET."""
+    public.host.redirect("/robots.txt", f"http://rebind.test:{public.host.port}/moved.txt")
+    public.host.serve("/moved.txt", RULES)
+    twin_inside.host.serve("/moved.txt", ALLOW_ALL)
+    hosts = {"rebind.test": [PUBLIC_TWIN, "127.0.0.1"]}
+    urls = [public.url("/page"), public.url("/private/x")]
+    result = crawl(tmp_path, urls, **RESOLVER, SSRF_TEST_HOSTS=hosts)
+    assert twin_inside.host.count("/moved.txt") == 0
+    assert public.host.count("/moved.txt") == 1
+    assert result.scraped == {public.url("/page")}
+    assert result.stat("robotsasync/blocked_redirect") == 0
+
+
+@pytest.mark.slow
+def test_rebinding_without_dns_cache_is_refused_on_the_connections_address(
+    public: PublicHost, twin_inside: PublicHost, tmp_path: Path
+) -> None:
+    """The same name with DNSCACHE_ENABLED = False: the connection looks it up again
+    and reaches 127.0.0.1. Documented limit: that GET has been sent; its response
+    (a permissive robots.txt) is discarded, the verdict is "blocked-redirect"."""
+    public.host.redirect("/robots.txt", f"http://rebind.test:{public.host.port}/moved.txt")
+    public.host.serve("/moved.txt", RULES)
+    twin_inside.host.serve("/moved.txt", ALLOW_ALL)
+    hosts = {"rebind.test": [PUBLIC_TWIN, "127.0.0.1"]}
     result = crawl(
         tmp_path,
         [public.url("/page")],
-        TWISTED_DNS_RESOLVER="scrapy_ssrf.MappedResolver",
-        SSRF_TEST_HOSTS={"rebind.test": "127.0.0.1"},
+        **RESOLVER,
+        SSRF_TEST_HOSTS=hosts,
+        DNSCACHE_ENABLED=False,
     )
-    assert inside.count("/robots.txt") == 1
+    assert twin_inside.host.count("/moved.txt") == 1
+    assert public.host.count("/moved.txt") == 0
     assert public.host.count("/page") == 0
     assert result.scraped == set()
     assert result.stat("robotsasync/blocked_redirect") == 1
     assert result.stat("robotsasync/forbidden/unreachable") == 1
-    assert "non-public 127.0.0.1" in result.stderr
+    assert "non-public 127.0.0.1 (http://rebind.test" in result.stderr
     assert "response discarded" in result.stderr
 
 
