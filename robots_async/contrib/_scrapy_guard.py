@@ -1,5 +1,5 @@
-"""The Scrapy fetcher's SSRF guard, applied to the address each robots.txt hop's
-connection actually used (issue 10 §2: DNS rebinding must not pass it).
+"""The Scrapy fetcher's SSRF guard: a robots.txt redirect may not go from a public
+address to a non-public one, DNS rebinding included (issue 10 §2).
 
 Scrapy resolves and connects by itself, and its resolver (``TWISTED_DNS_RESOLVER``)
 is one per process, sees a bare host name (no request, no meta) and shares its cache
