@@ -36,6 +36,7 @@ except ImportError as exc:  # pragma: no cover - exercised without Scrapy instal
         "robots_async.contrib.scrapy needs Scrapy: pip install 'robots-async[scrapy]'"
     ) from exc
 
+from .._addresses import is_public
 from .._agent import product_token
 from .._cache import RobotsCache
 from .._errors import InvalidURLError
@@ -46,6 +47,7 @@ from .._records import SHARED_HEADERS
 from .._url import Origin
 from .._usage import CATEGORIES, UsagePreferences, combine_usage, usage_from_header
 from ._scrapy_errors import classify_scrapy_error
+from ._scrapy_guard import PeerGuard, peer_address
 from ._scrapy_settings import (
     SETTINGS,
     ConfigurationError,
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from typing_extensions import Self
 
+    from .._addresses import IPAddress, PublicAddress
     from .._cache import CacheEntry
     from .._outcome import ErrorKind, FetchOutcome
     from .._policy import PolicyName
@@ -158,14 +161,50 @@ class ScrapyFetcher:
     the 5-hop limit follow RFC 9309, and nothing is retried by Scrapy: the error TTL
     decides when to ask again. Stats are Scrapy's: one request and at most one
     response per robots.txt, whatever the hops.
+
+    SSRF guard (``policy.private_redirects == "block"``): a redirect from a public
+    address to a non-public one is error "blocked-redirect" (disallow all), logged
+    and counted in ``robotsasync/blocked_redirect``. Scrapy resolves and connects by
+    itself, so:
+
+    * before a hop is sent, its host is looked up (an IP literal is itself) by the
+      system resolver and by the reactor's, which is Scrapy's: any non-public
+      address refuses it and no request goes out. With Scrapy's DNS cache on (the
+      default, ``DNSCACHE_ENABLED``; entries never expire) the HTTP/1.1 connection
+      reuses the answer checked here, so DNS rebinding cannot pass;
+    * after each hop, the address its connection actually used
+      (``Response.ip_address``) is checked: if the previous hop reached a public
+      address and this one a non-public one, the response is discarded unread and
+      the verdict is "blocked-redirect". This catches what the first check could
+      not pin (DNS cache off or evicted, the asyncio download handlers, no
+      reactor), but the GET has then been sent: what is guaranteed is that nothing
+      it returns is used, not that it never left;
+    * not checked after the connection: a hop through a proxy (``ip_address`` is
+      the proxy's) or from a handler that does not report the address (file:,
+      ftp:, s3:, HttpCacheMiddleware); only the lookups before sending apply.
+
+    No resolver is installed for robots.txt requests: ``TWISTED_DNS_RESOLVER`` is
+    one per process, called with a bare host name (no request), after the request
+    waited in its download slot (no context reaches it), its cache is shared with
+    page downloads, kept-alive connections skip it and the asyncio download
+    handlers do not use it, so it cannot be scoped to robots.txt requests.
+
+    :param public_address: which addresses count as public (tests widen it;
+        default :func:`robots_async._addresses.is_public`).
     """
 
     def __init__(
-        self, crawler: Crawler, *, policy: FetchPolicy, match_policy: PolicyName = "google"
+        self,
+        crawler: Crawler,
+        *,
+        policy: FetchPolicy,
+        match_policy: PolicyName = "google",
+        public_address: PublicAddress = is_public,
     ) -> None:
         self._crawler = crawler
         self._policy = policy
         self._match_policy = match_policy
+        self._public = public_address
 
     async def fetch(
         self, url: str, *, keep_body: bool = False, validators: Validators | None = None
@@ -177,7 +216,11 @@ class ScrapyFetcher:
         Scrapy's HTTP cache is bypassed so that it cannot answer 200 from disk.
         """
         started = time.monotonic()
-        chain = RedirectChain(url)
+        # Before each hop the chain (system resolver) and the guard (Scrapy's resolver,
+        # whose cache the connection reuses) look its host up; after it, the guard
+        # checks the address the connection used.
+        chain = RedirectChain(url, precheck=self._public)
+        guard = PeerGuard(self._public, block=self._policy.private_redirects == "block")
         self._inc("robotstxt/request_count")
         while True:
             remaining = self._policy.total_timeout - (time.monotonic() - started)
@@ -185,17 +228,34 @@ class ScrapyFetcher:
                 if remaining <= 0:
                     raise TimeoutError("robots.txt fetch took too long")
                 conditional = validators.request_headers(chain.current) if validators else {}
-                response = await self._download(chain.current, remaining, conditional)
+                request, response = await self._download(chain.current, remaining, conditional)
             except IgnoreRequest as exc:
                 return self._ignored(chain, started, exc)
             except Exception as exc:  # noqa: BLE001 - any download failure is an outcome
                 return self._failed(chain, started, exc)
+            remaining = self._policy.total_timeout - (time.monotonic() - started)
+            refused = await guard.refusal(chain.current, peer_address(request, response), remaining)
+            if refused:
+                self._count_response(response)  # Scrapy counts what the request ended with
+                return self._blocked(chain, started, refused)
             headers = _headers(response)
             if is_redirect(response.status, headers):
                 error = await chain.follow(headers.get("Location"), self._policy)
                 if error is None:
-                    continue
+                    refused = await guard.before(chain.current, remaining)
+                    if not refused:
+                        continue
+                    self._count_response(response)
+                    return self._blocked(chain, started, refused)
                 self._count_response(response)
+                if error == "blocked-redirect":
+                    self._inc("robotsasync/blocked_redirect")
+                    logger.warning(
+                        "robots.txt redirect from %s to %r refused before sending "
+                        "(cross-origin or public-to-non-public guard)",
+                        chain.current,
+                        headers.get("Location"),
+                    )
                 return chain.outcome(time.monotonic() - started, response.status, error=error)
             self._count_response(response)
             return self._outcome(chain, response, headers, started, keep_body)
@@ -222,6 +282,12 @@ class ScrapyFetcher:
         detail = f"IgnoreRequest: {exc}"
         return chain.outcome(time.monotonic() - started, error=_IGNORED, detail=detail)
 
+    def _blocked(self, chain: RedirectChain, started: float, why: str) -> FetchOutcome:
+        """A hop's connection reached a non-public address after a public hop."""
+        self._inc("robotsasync/blocked_redirect")
+        logger.warning("robots.txt request %s: %s", chain.current, why)
+        return chain.outcome(time.monotonic() - started, error="blocked-redirect", detail=why)
+
     def _failed(self, chain: RedirectChain, started: float, exc: Exception) -> FetchOutcome:
         self._inc(f"robotstxt/exception_count/{type(exc)}")  # Scrapy's key
         kind = classify_scrapy_error(exc)
@@ -229,7 +295,11 @@ class ScrapyFetcher:
         logger.warning("robots.txt request %s failed (%s): %s", chain.current, kind, detail)
         return chain.outcome(time.monotonic() - started, error=kind, detail=detail)
 
-    async def _download(self, url: str, timeout: float, conditional: Mapping[str, str]) -> Response:
+    async def _download(
+        self, url: str, timeout: float, conditional: Mapping[str, str]
+    ) -> tuple[Request, Response]:
+        """The request as the downloader middlewares left it (``meta["proxy"]``) and
+        its response."""
         meta = {
             "dont_obey_robotstxt": True,
             "dont_redirect": True,
@@ -251,7 +321,7 @@ class ScrapyFetcher:
         )
         engine = self._crawler.engine
         assert engine is not None
-        return await engine.download_async(request)
+        return request, await engine.download_async(request)
 
     def _outcome(
         self,
@@ -329,6 +399,12 @@ class RobotsTxtMiddleware:
 
     DOWNLOAD_PRIORITY: int = 1000
 
+    @staticmethod
+    def public_address(address: IPAddress) -> bool:
+        """Whether the SSRF guard counts ``address`` as public (a subclass may widen
+        it, as the tests do to let 127.0.0.2 stand for a public site)."""
+        return is_public(address)
+
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
         if not settings.getbool("ROBOTSTXT_OBEY"):
@@ -339,7 +415,12 @@ class RobotsTxtMiddleware:
         self._default_useragent: str = settings.get("USER_AGENT", "Scrapy")
         self._robotstxt_useragent: str | None = settings.get("ROBOTSTXT_USER_AGENT")
         self._policy = fetch_policy_from(config)
-        fetcher = ScrapyFetcher(crawler, policy=self._policy, match_policy=config.policy)
+        fetcher = ScrapyFetcher(
+            crawler,
+            policy=self._policy,
+            match_policy=config.policy,
+            public_address=self.public_address,
+        )
         self._store = _store_from(config, settings.get("JOBDIR"))
         self.cache = RobotsCache(
             fetcher,
