@@ -15,12 +15,15 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from itertools import compress
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from ._policy import normalise_patterns
 from ._rules import Rule
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from ._policy import MatchPolicy
     from ._rules import RawGroup
 
@@ -36,17 +39,21 @@ __all__ = [
 
 EMPTY, PREFIX, EXACT, GLOB = 0, 1, 2, 3
 _INDEX_HTM: Final = "/index.htm"
+# Testing startswith() against a tuple is linear in its size: past a few dozen
+# rules the index in Bucket.best() answers faster.
+_MAX_QUICK_HEADS: Final = 64
 
 #: Decision order as a sort key: longest pattern first, then allow, then file order.
 Rank = tuple[int, bool, int]
 
 # A score is (priority << 33) | (allow << 32) | (_LINE_MAX - line): the larger score
 # is the better rule (RFC 9309 §2.2.2 longest match, Allow on a tie, then the first
-# line, which only explain() reports). A score below _NON_EMPTY is an empty pattern.
+# line, which only explain() reports). A score below NON_EMPTY is an empty pattern.
 _LINE_MAX: Final = (1 << 31) - 1
-_ALLOW: Final = 1 << 32
-_NON_EMPTY: Final = 1 << 33
+ALLOW_BIT: Final = 1 << 32
+NON_EMPTY: Final = 1 << 33
 _LOW: Final = (1 << 32) - 1
+_ALLOWED: Final = ALLOW_BIT + _LINE_MAX  # plus a negative (Allow) line: its low bits
 
 
 def score(priority: int, allow: bool, line: int) -> int:
@@ -56,7 +63,7 @@ def score(priority: int, allow: bool, line: int) -> int:
 
 def allows(best: int) -> bool:
     """Whether the best score found (-1: no rule) lets the URL through."""
-    return best < _NON_EMPTY or best & _ALLOW != 0
+    return best < NON_EMPTY or best & ALLOW_BIT != 0
 
 
 class CompiledRule(NamedTuple):
@@ -148,40 +155,75 @@ def compile_bucket(groups: list[RawGroup], indices: tuple[int, ...], policy: Mat
         rules = _rules_of(groups, indices, policy)
         rules.sort(key=_file_order)
         return Bucket(indices, starts, rules=rules)
-    prefix: dict[str, int] = {}
-    exact: dict[str, int] = {}
-    others: list[tuple[str, int]] = []  # (pattern, score): wildcard and empty rules
-    index_html = policy.index_html
+    plain: dict[str, int] = {}  # literal prefix -> signed line of its best rule
+    others: list[tuple[str, int]] = []  # (pattern, score): every other rule
     for index in indices:
         group = groups[index]
         if not group.lines:
             continue
-        patterns = normalise_patterns(policy, group.blob)
-        for pattern, signed_line in zip(patterns, group.lines, strict=True):
-            if signed_line < 0:
-                rule = (len(pattern) << 33) | _ALLOW | (_LINE_MAX + signed_line)
-                if index_html and _INDEX_HTM in pattern:
-                    extra = _index_html(pattern)
-                    if extra:
-                        others.append((extra, score(len(extra), True, -signed_line)))
-            else:
-                rule = (len(pattern) << 33) | (_LINE_MAX - signed_line)
-            if "*" not in pattern and "$" not in pattern and pattern:
-                # Most rules are plain prefixes: one dict update each (this loop is hot).
-                if rule > prefix.get(pattern, -1):
-                    prefix[pattern] = rule
-            else:
-                others.append((pattern, rule))
+        blob = group.blob
+        patterns = normalise_patterns(policy, blob)
+        lines: Iterable[int] = group.lines
+        if b"*" in blob or b"$" in blob or (policy.index_html and _INDEX_HTM_BYTES in blob):
+            patterns, lines = _set_apart(patterns, lines, others, policy.index_html)
+        # Most groups are plain prefixes only: one C-level dict build (measured 2x
+        # faster than a loop), and a loop only when a literal repeats.
+        found = dict(zip(patterns, lines, strict=True))
+        if plain or len(found) != len(patterns):
+            for pattern, signed_line in zip(patterns, lines, strict=True):
+                known = plain.get(pattern)
+                plain[pattern] = signed_line if known is None else _better(known, signed_line)
+        else:
+            plain = found
     bucket = Bucket(indices, starts)
-    bucket.index(prefix, exact, others)
+    bucket.index(plain, others)
     return bucket
+
+
+_INDEX_HTM_BYTES: Final = _INDEX_HTM.encode()
+
+
+def _set_apart(
+    patterns: list[str], lines: Iterable[int], others: list[tuple[str, int]], index_html: bool
+) -> tuple[list[str], list[int]]:
+    """Move wildcard, ``$`` and index.html rules to ``others``; return the plain rest."""
+    kept: list[str] = []
+    kept_lines: list[int] = []
+    for pattern, signed_line in zip(patterns, lines, strict=True):
+        allow = signed_line < 0
+        line = -signed_line if allow else signed_line
+        if allow and index_html and _INDEX_HTM in pattern:
+            extra = _index_html(pattern)
+            if extra:
+                others.append((extra, score(len(extra), True, line)))
+        if "*" in pattern or "$" in pattern:
+            others.append((pattern, score(len(pattern), allow, line)))
+        else:
+            kept.append(pattern)
+            kept_lines.append(signed_line)
+    return kept, kept_lines
+
+
+def _better(a: int, b: int) -> int:
+    """Of two signed lines of one pattern, the rule that decides: Allow, then first."""
+    if (a < 0) != (b < 0):
+        return min(a, b)
+    return a if abs(a) < abs(b) else b
+
+
+def _plain_score(literal: str, signed_line: int) -> int:
+    if signed_line < 0:
+        return (len(literal) << 33) | (_ALLOWED + signed_line)
+    return (len(literal) << 33) | (_LINE_MAX - signed_line)
 
 
 def _file_order(rule: CompiledRule) -> tuple[int, bool]:
     return (rule.rank[2], rule.rank[1])
 
 
-_NO_INTS: Final = array("i")  # shared by buckets without prefix rules; never mutated
+# Shared by buckets without such entries; never mutated.
+_NO_INTS: Final = array("i")
+_NO_SCORES: Final = array("q")
 #: A wildcard rule: (score, head, tail, middle segments or None, anchored, minimum
 #: target size, pattern).
 GlobEntry = tuple[int, str, str, "tuple[str, ...] | None", bool, int, str]
@@ -192,22 +234,25 @@ class Bucket:
 
     Longest-match policies: ``prefixes`` are the distinct literal prefixes, sorted;
     ``parents[i]`` is the index of the longest other literal that is a prefix of
-    ``prefixes[i]`` (-1: none) and ``scores[i]`` the best score of its rules.
-    ``$``-anchored literals are a dict, wildcard rules a list in decision order.
-    First-match (the 1997 draft) keeps ``rules`` in file order instead.
+    ``prefixes[i]`` (-1: none) and ``signed[i]`` the line of its deciding rule,
+    negative for an Allow (its priority is its length). ``$``-anchored literals are
+    a dict of scores, wildcard rules a list in decision order. First-match (the 1997
+    draft) keeps ``rules`` in file order instead.
     """
 
     __slots__ = (
         "chain",
-        "empty",
         "exact",
         "glob_heads",
+        "glob_tails",
         "globs",
+        "heads",
         "indices",
         "parents",
         "prefixes",
         "rules",
         "scores",
+        "signed",
         "starts",
     )
 
@@ -221,25 +266,29 @@ class Bucket:
         self.starts = starts
         self.rules = rules
         self.prefixes: list[str] = []
-        self.parents = _NO_INTS
-        self.scores = _NO_INTS
-        #: chain[i]: the best-scored literal among prefixes[i] and its own prefixes;
-        #: None when that is always prefixes[i] (no trailing "*" raised a priority).
+        self.parents = self.signed = _NO_INTS
+        #: Only when a trailing "*" raised a literal's priority above its length:
+        #: scores[i] of each literal, and chain[i], the best-scored literal among
+        #: prefixes[i] and its own prefixes (a shorter literal can then win).
+        self.scores = _NO_SCORES
         self.chain: array[int] | None = None
         self.exact: dict[str, int] | None = None
         self.globs: list[GlobEntry] | None = None
         self.glob_heads: tuple[str, ...] = ()
-        self.empty = -1
+        self.glob_tails: tuple[str, ...] = ()
+        #: What a target must start with to be disallowed at all (None: too many to
+        #: test at once); RobotsTxt.allowed() answers most URLs with this one C call.
+        self.heads: tuple[str, ...] | None = None
 
-    def index(
-        self, prefix: dict[str, int], exact: dict[str, int], others: list[tuple[str, int]]
-    ) -> None:
+    def index(self, plain: dict[str, int], others: list[tuple[str, int]]) -> None:
         """Build the indexes from plain prefixes and the other rules (compile time)."""
         globs: list[GlobEntry] = []
+        exact: dict[str, int] = {}
+        raised: dict[str, int] = {}
+        heads: dict[str, None] | None = None
+        if len(plain) + len(others) <= _MAX_QUICK_HEADS:
+            heads = {p: None for p, line in plain.items() if line > 0 and p}
         for pattern, rule in others:
-            if not pattern:
-                self.empty = max(self.empty, rule)
-                continue
             anchored = pattern[-1] == "$"
             body = pattern[:-1] if anchored else pattern.rstrip("*")
             if "*" in body:
@@ -247,41 +296,65 @@ class Bucket:
             elif anchored:
                 if rule > exact.get(body, -1):
                     exact[body] = rule
-            elif rule > prefix.get(body, -1):  # "/a*": the literal "/a", priority 3
-                prefix[body] = rule
-        if prefix:
-            self._index_prefixes(prefix)
+            elif rule > raised.get(body, -1):  # "/a*": the literal "/a", priority 3
+                raised[body] = rule
+            if heads is not None and not rule & ALLOW_BIT:
+                # A Disallow needs the target to start with its literal (or head).
+                heads[body.partition("*")[0]] = None
+        if heads is not None:
+            self.heads = tuple(heads)
+        if plain or raised:
+            self._index_prefixes(plain, raised)
         if exact:
             self.exact = exact
         if globs:
             globs.sort(key=_score_of, reverse=True)
             self.globs = globs
             self.glob_heads = tuple(dict.fromkeys(entry[1] for entry in globs))
+            self.glob_tails = tuple(entry[2] for entry in globs)
 
-    def _index_prefixes(self, best: dict[str, int]) -> None:
-        literals = sorted(best)
-        scores = array("q", map(best.__getitem__, literals))
+    def _index_prefixes(self, plain: dict[str, int], raised: dict[str, int]) -> None:
+        literals = sorted(plain.keys() | raised.keys() if raised else plain)
         parents = array("i", bytes(4 * len(literals)))
         # In sorted order every prefix of a literal comes before it, and no literal
         # between the two drops it from this stack of nested literals: linear time.
-        stack: list[int] = []
-        raised = False
+        # (The sentinel "" is a prefix of everything: no emptiness test per pop.)
+        stack = [""]
+        where = [-1]
         for j, literal in enumerate(literals):
-            while stack and not literal.startswith(literals[stack[-1]]):
+            while not literal.startswith(stack[-1]):
                 stack.pop()
-            parents[j] = stack[-1] if stack else -1
-            stack.append(j)
-            raised = raised or scores[j] >> 33 != len(literal)
-        self.prefixes, self.scores, self.parents = literals, scores, parents
-        if raised:
-            # A trailing "*" counts in the priority: a shorter literal can outrank a
-            # longer one, so each literal also records the best along its prefixes.
-            chain = array("i", range(len(literals)))
-            for j in range(len(literals)):
-                up = parents[j]
-                if up >= 0 and scores[chain[up]] > scores[j]:
-                    chain[j] = chain[up]
-            self.chain = chain
+                where.pop()
+            parents[j] = where[-1]
+            stack.append(literal)
+            where.append(j)
+        self.prefixes, self.parents = literals, parents
+        if not raised:
+            self.signed = array("i", map(plain.__getitem__, literals))
+            return
+        scores = array(
+            "q",
+            (
+                max(_plain_score(p, plain[p]) if p in plain else -1, raised.get(p, -1))
+                for p in literals
+            ),
+        )
+        chain = array("i", range(len(literals)))
+        for j in range(len(literals)):
+            up = parents[j]
+            if up >= 0 and scores[chain[up]] > scores[j]:
+                chain[j] = chain[up]
+        self.scores, self.chain = scores, chain
+
+    def _prefix(self, target: str) -> int:
+        """Index of the best literal prefix of ``target`` (-1: none); see best()."""
+        prefixes = self.prefixes
+        i = bisect_right(prefixes, target) - 1
+        while i >= 0 and not target.startswith(prefixes[i]):
+            i = self.parents[i]
+        if i >= 0 and self.chain is not None:
+            i = self.chain[i]
+        return i
 
     def best(self, target: str) -> int:
         """The best score among rules matching ``target``; -1 when none matches."""
@@ -298,8 +371,13 @@ class Bucket:
                     if i < 0:
                         break
                 else:
-                    chain = self.chain
-                    best = self.scores[chain[i] if chain is not None else i]
+                    if self.chain is None:
+                        line = self.signed[i]
+                        best = (len(prefixes[i]) << 33) | (
+                            _ALLOWED + line if line < 0 else _LINE_MAX - line
+                        )
+                    else:
+                        best = self.scores[self.chain[i]]
         exact = self.exact
         if exact is not None:
             hit = exact.get(target, -1)
@@ -307,44 +385,43 @@ class Bucket:
                 best = hit
         globs = self.globs
         if globs is not None and target.startswith(self.glob_heads):
-            best = _best_glob(globs, target, best)
-        return best if best >= 0 else self.empty
+            best = _best_glob(globs, self.glob_tails, target, best)
+        return best
 
     def allows(self, target: str) -> bool:
         """True unless the best rule matching ``target`` is a non-empty Disallow."""
         best = self.best(target)
-        return best < _NON_EMPTY or best & _ALLOW != 0
+        return best < NON_EMPTY or best & ALLOW_BIT != 0
 
     def deciding(self, target: str) -> CompiledRule | None:
         """The deciding rule for ``target`` as a :class:`CompiledRule` (for explain)."""
         best = self.best(target)
         if best < 0:
             return None
-        allow = best & _ALLOW != 0
+        allow = best & ALLOW_BIT != 0
         line = _LINE_MAX - (best & _LOW)
         group = self.indices[bisect_right(self.starts, line) - 1]
         return compile_rule(self._pattern(target, best), allow, line, group)
 
     def _pattern(self, target: str, best: int) -> str:
         """The pattern of the rule scored ``best`` (it matches ``target``)."""
-        if best < _NON_EMPTY:
-            return ""
         for entry in self.globs or ():
             if entry[0] == best:
                 return entry[6]
         if self.exact is not None and self.exact.get(target) == best:
             return target + "$"
-        priority = best >> 33
-        i = self.scores.index(best)
-        literal = self.prefixes[i]
-        return literal + "*" * (priority - len(literal))
+        literal = self.prefixes[self._prefix(target)]
+        return literal + "*" * ((best >> 33) - len(literal))
 
 
-def _best_glob(globs: list[GlobEntry], target: str, best: int) -> int:
+def _best_glob(globs: list[GlobEntry], tails: tuple[str, ...], target: str, best: int) -> int:
     """The best score of a wildcard rule matching ``target`` if above ``best``."""
     size = len(target)
+    # A rule can match only if its last segment occurs in target: compress() and
+    # map() test that in C for every rule (corpus: 2,385 -> 1,448 ns per URL that reaches them).
+    candidates = compress(globs, map(target.__contains__, tails))
     # In decision order: the first match is the best wildcard rule.
-    for rule, head, tail, middle, anchored, min_size, _ in globs:
+    for rule, head, tail, middle, anchored, min_size, _ in candidates:
         if rule <= best:
             break
         if size < min_size or not target.startswith(head):

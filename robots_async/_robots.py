@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ._agent import crawler_name, product_token
 from ._matcher import (
+    ALLOW_BIT,
     EMPTY,
+    NON_EMPTY,
     Bucket,
     CompiledRule,
-    allows,
     compile_bucket,
     compile_rule,
     decide,
@@ -170,7 +171,7 @@ class RobotsTxt:
             token = robots_token
         else:
             token = self._token(user_agent, robots_token)
-        bucket = self._buckets.get(token, _UNSEEN)
+        bucket: Bucket | None = self._buckets.get(token, _UNSEEN)
         if bucket is _UNSEEN:
             bucket = self._bucket(token)
         if self._google_like:
@@ -193,7 +194,11 @@ class RobotsTxt:
         if bucket is None:
             return self._synthetic != "disallow-all"
         if bucket.rules is None:
-            return allows(bucket.best(target))
+            heads = bucket.heads
+            if heads is not None and not target.startswith(heads):
+                return True  # (nothing could disallow it: measured 1/3 of the corpus URLs)
+            best = bucket.best(target)  # allows() inlined: one call less per URL
+            return best < NON_EMPTY or best & ALLOW_BIT != 0
         rule = decide(bucket, target, self._policy)
         return rule is None or rule.allow or rule.kind == EMPTY
 
@@ -304,7 +309,7 @@ class RobotsTxt:
 
     def _indices(self, token: str) -> tuple[int, ...]:
         """Group indices for a token: its specific groups, else the ``*`` groups."""
-        bucket = self._buckets.get(token, _UNSEEN)
+        bucket: Bucket | None = self._buckets.get(token, _UNSEEN)
         if bucket is not _UNSEEN:
             return () if bucket is None else bucket.indices
         return self._select(token.lower())
