@@ -312,16 +312,18 @@ class RobotsTxt:
         bucket: Bucket | None = self._buckets.get(token, _UNSEEN)
         if bucket is not _UNSEEN:
             return () if bucket is None else bucket.indices
-        return self._select(token.lower())
+        # Not asked before (crawl_delay() first, or the cache sizing the entry):
+        # answered without building the agent index as a side effect.
+        return self._select(token.lower(), index=self._index is not None)
 
-    def _select(self, canonical: str) -> tuple[int, ...]:
+    def _select(self, canonical: str, *, index: bool = True) -> tuple[int, ...]:
         """The groups of a lower-cased token (see MatchPolicy.exact_agents).
 
         The first token is found by one pass over the agents and kept with its
         compiled rules (_bucket), so a file asked about by one crawler retains no
         index (~330 bytes per agent line); an index is built for the second token.
         """
-        if self._index is not None or self._buckets:
+        if index and (self._index is not None or self._buckets):
             return self._from_index(canonical)
         exact_agents = self._policy.exact_agents
         # Names are compared only for a real name ("*" asks for the global group).
