@@ -1,18 +1,29 @@
 """Core benchmark: robots_async against protego, urllib.robotparser and Google's C++
 matcher (jwm.robotstxt) on a directory of real robots.txt files, in one run.
 
-    python bench/bench_core.py ../shared/corpus [--repeat 5] [--queries 20]
+    python bench/bench_core.py CORPUS_DIR [--rounds 24] [--anchors protego,jwm,urllib]
 
-Prints parse MB/s, match queries/s on parsed objects, one-shot files/s (parse + N
-queries), retained bytes per parsed file (tracemalloc) and verdict agreement with
-jwm, with ratios against each anchor. Timings are the best of ``--repeat`` runs.
+Sequential A-then-B timing on a shared machine swings a ratio by 2x between runs, so
+every ratio here is paired: each round takes a batch of files and times it A,B,B,A
+(alternating with B,A,A,B), giving one ratio per round; the table shows the median
+and the interquartile range over the rounds, for wall time and for CPU time.
+Metrics: parse (bodies to objects), match (20 queries per file on parsed, already
+queried objects), one-shot (parse + 20 queries). Memory is measured in a fresh
+process per backend with tracemalloc: bytes retained per file after parsing, and
+after its 20 queries. Then: scaling of compile (rules), the agent index (groups)
+and match (unrelated ``/*`` rules); the cached ``await checker.allowed()`` against a
+bare ``RobotsTxt.allowed()`` at 10,000 origins; agreement with jwm.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
+import json
 import random
+import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -26,12 +37,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
 AGENT = "Googlebot"
-TARGETS = {
-    "parse MB/s": 3.0,
-    "match q/s": 3.0,
-    "one-shot files/s": 2.0,
-    "bytes/file": 0.5,
-}
+#: Issue 13's targets against protego (memory: at most this fraction).
+TARGETS = {"parse": 4.0, "match": 4.0, "one-shot": 3.0}
+MEMORY_TARGET = 0.5
+#: Runs per timed slot (A,B,B,A): the fastest counts.
+INNER = 3
 
 
 def load_corpus(directory: Path) -> list[tuple[str, bytes]]:
@@ -56,10 +66,7 @@ class Anchor:
     """One implementation under test: how to parse a body and ask a question."""
 
     def __init__(
-        self,
-        name: str,
-        parse: Callable[[bytes], Any],
-        allowed: Callable[[Any, str], bool],
+        self, name: str, parse: Callable[[bytes], Any], allowed: Callable[[Any, str], bool]
     ) -> None:
         self.name = name
         self.parse = parse
@@ -72,183 +79,393 @@ def _urllib_parse(body: bytes) -> urllib.robotparser.RobotFileParser:
     return parser
 
 
-def anchors() -> list[Anchor]:
-    """robots_async first, then every anchor that is installed."""
-    found = [
-        Anchor(
-            "robots_async",
-            robots_async.parse,
-            lambda r, u: r.allowed(u, user_agent=AGENT),
-        ),
-        Anchor(
-            "urllib",
-            _urllib_parse,
-            lambda r, u: r.can_fetch(AGENT, u),
-        ),
-    ]
-    try:
-        from protego import Protego
-
-        found.insert(
-            1,
-            Anchor(
-                "protego",
-                lambda b: Protego.parse(b.decode("utf-8", "replace")),
-                lambda r, u: r.can_fetch(u, AGENT),
-            ),
-        )
-    except ImportError:
-        print("protego not installed: skipped", file=sys.stderr)
-    try:
-        from jwm.robotstxt import googlebot
-
-        def jwm_parse(body: bytes) -> tuple[googlebot.RobotsMatcher, str]:
-            # The C++ matcher parses the body on every query; "parse" only decodes.
-            return googlebot.RobotsMatcher(), body.decode("utf-8", "replace")
-
-        found.append(
-            Anchor(
-                "jwm (C++)",
-                jwm_parse,
-                lambda r, u: r[0].OneAgentAllowedByRobots(r[1], AGENT, u),
-            )
-        )
-    except ImportError:
-        print("jwm.robotstxt not installed: skipped", file=sys.stderr)
-    return found
+def _ours() -> Anchor:
+    return Anchor("robots_async", robots_async.parse, lambda r, u: r.allowed(u, user_agent=AGENT))
 
 
-def best_of(repeat: int, run: Callable[[], object]) -> float:
-    """The fastest of ``repeat`` runs, in seconds (GC off while timing)."""
-    times = []
-    for _ in range(repeat):
+def _protego() -> Anchor:
+    from protego import Protego
+
+    return Anchor(
+        "protego",
+        lambda b: Protego.parse(b.decode("utf-8", "replace")),
+        lambda r, u: r.can_fetch(u, AGENT),
+    )
+
+
+def _jwm() -> Anchor:
+    from jwm.robotstxt import googlebot
+
+    def jwm_parse(body: bytes) -> tuple[Any, str]:
+        # The C++ matcher parses the body on every query; "parse" only decodes.
+        return googlebot.RobotsMatcher(), body.decode("utf-8", "replace")
+
+    return Anchor("jwm", jwm_parse, lambda r, u: r[0].OneAgentAllowedByRobots(r[1], AGENT, u))
+
+
+def _urllib() -> Anchor:
+    return Anchor("urllib", _urllib_parse, lambda r, u: r.can_fetch(AGENT, u))
+
+
+BACKENDS: dict[str, Callable[[], Anchor]] = {
+    "robots_async": _ours,
+    "protego": _protego,
+    "jwm": _jwm,
+    "urllib": _urllib,
+}
+
+# --- paired timing ---------------------------------------------------------------
+
+Batch = list[tuple[bytes, list[str]]]
+
+
+def _runners(anchor: Anchor, batch: Batch) -> dict[str, Callable[[], object]]:
+    """The three timed jobs of one backend on one batch (objects pre-parsed, warm)."""
+    parse, allowed = anchor.parse, anchor.allowed
+    bodies = [body for body, _ in batch]
+    parsed = [(parse(body), urls) for body, urls in batch]
+    for obj, urls in parsed:  # warm per-object state: "match" is the steady state
+        for url in urls:
+            allowed(obj, url)
+
+    def run_parse() -> None:
+        for body in bodies:
+            parse(body)
+
+    def run_match() -> None:
+        for obj, urls in parsed:
+            for url in urls:
+                allowed(obj, url)
+
+    def run_one_shot() -> None:
+        for body, urls in batch:
+            obj = parse(body)
+            for url in urls:
+                allowed(obj, url)
+
+    return {"parse": run_parse, "match": run_match, "one-shot": run_one_shot}
+
+
+def _timed(run: Callable[[], object], inner: int = 1) -> tuple[float, float]:
+    """(wall, CPU) seconds of the fastest of ``inner`` runs, the collector off as for
+    every backend (the minimum drops the spikes of a shared machine)."""
+    best = (float("inf"), float("inf"))
+    for _ in range(inner):
         gc.collect()
         gc.disable()
-        start = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         run()
-        times.append(time.perf_counter() - start)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         gc.enable()
-    return min(times)
+        best = (min(best[0], wall), min(best[1], cpu))
+    return best
 
 
-def retained_bytes(anchor: Anchor, bodies: Sequence[bytes]) -> float:
-    """Mean bytes still allocated per parsed file once parsing is done."""
+def paired_ratios(
+    ours: Anchor,
+    other: Anchor,
+    batches: list[Batch],
+    rounds: int,
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Per metric: (wall ratios, CPU ratios), one per round; > 1 means ours is faster."""
+    ratios: dict[str, tuple[list[float], list[float]]] = {m: ([], []) for m in TARGETS}
+    for r in range(rounds):
+        batch = batches[r % len(batches)]
+        jobs_a, jobs_b = _runners(ours, batch), _runners(other, batch)
+        for metric in TARGETS:
+            a, b = jobs_a[metric], jobs_b[metric]
+            order = (a, b, b, a) if r % 2 == 0 else (b, a, a, b)
+            times = [_timed(job, INNER) for job in order]
+            mine = [t for job, t in zip(order, times, strict=True) if job is a]
+            theirs = [t for job, t in zip(order, times, strict=True) if job is b]
+            for i in (0, 1):
+                ours_s = mine[0][i] + mine[1][i]
+                theirs_s = theirs[0][i] + theirs[1][i]
+                ratios[metric][i].append(theirs_s / ours_s if ours_s else float("inf"))
+    return ratios
+
+
+def _summary(values: list[float]) -> str:
+    q1, median, q3 = statistics.quantiles(values, n=4) if len(values) > 1 else values * 3
+    return f"{median:5.2f}x ({q1:.2f}-{q3:.2f})"
+
+
+def print_paired(name: str, ratios: dict[str, tuple[list[float], list[float]]]) -> None:
+    """One table row per metric: median (IQR) of wall and CPU ratios."""
+    print(f"\nrobots_async vs {name}: median (IQR) of per-round ratios, > 1 = faster")
+    print(f"{'metric':10} {'wall':>22} {'CPU':>22}  target")
+    for metric, (wall, cpu) in ratios.items():
+        target = f">= {TARGETS[metric]:g}x" if name == "protego" else ""
+        print(f"{metric:10} {_summary(wall):>22} {_summary(cpu):>22}  {target}")
+
+
+# --- memory, in a fresh process per backend --------------------------------------
+
+
+def memory_child(backend: str, corpus: list[tuple[str, bytes]], count: int, seed: int) -> None:
+    """Print JSON: mean bytes retained per file after parse, and after its queries."""
+    anchor = BACKENDS[backend]()
+    rng = random.Random(seed)
+    queries = [sample_urls(h, b, count, rng) for h, b in corpus]
+    bodies = [b for _, b in corpus]
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     kept = [anchor.parse(b) for b in bodies]
     gc.collect()
-    after = tracemalloc.get_traced_memory()[0]
+    parsed = tracemalloc.get_traced_memory()[0]
+    for obj, urls in zip(kept, queries, strict=True):
+        for url in urls:
+            anchor.allowed(obj, url)
+    gc.collect()
+    queried = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
-    del kept
-    return (after - before) / len(bodies)
+    n = len(bodies)
+    print(json.dumps({"parse": (parsed - before) / n, "queries": (queried - before) / n}))
 
 
-def measure(
-    anchor: Anchor, corpus: list[tuple[str, bytes]], queries: dict[str, list[str]], repeat: int
-) -> dict[str, float]:
-    """All figures for one implementation."""
+def memory(corpus_dir: Path, backend: str, count: int, seed: int) -> dict[str, float]:
+    """Run :func:`memory_child` in a new interpreter (no earlier allocations around)."""
+    args = [sys.executable, __file__, str(corpus_dir), "--memory-of", backend]
+    args += ["--queries", str(count), "--seed", str(seed)]
+    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
+    return result
+
+
+def print_memory(corpus_dir: Path, names: list[str], count: int, seed: int) -> None:
+    """Retained bytes per file for each backend, and ours as a fraction of theirs."""
+    figures = {name: memory(corpus_dir, name, count, seed) for name in names}
+    ours = figures["robots_async"]
+    print(f"\nretained bytes per file (tracemalloc, fresh process per backend; {count} queries)")
+    print(f"{'backend':14} {'after parse':>12} {'after queries':>14}")
+    for name, fig in figures.items():
+        line = f"{name:14} {fig['parse']:12,.0f} {fig['queries']:14,.0f}"
+        if name != "robots_async":
+            line += f"   ours/theirs: {ours['parse'] / fig['parse']:.2f}x, "
+            line += f"{ours['queries'] / fig['queries']:.2f}x"
+            if name == "protego":
+                line += f" (target after queries <= {MEMORY_TARGET}x)"
+        print(line)
+
+
+# --- scaling --------------------------------------------------------------------
+
+
+def _rules_file(n: int) -> bytes:
+    """``n`` rules in one group: mostly prefixes, 1 in 8 wildcard, 1 in 16 anchored."""
+    lines = ["User-agent: *"]
+    for i in range(n):
+        if i % 8 == 0:
+            lines.append(f"Disallow: /w{i}/*/x{i}.html")
+        elif i % 16 == 1:
+            lines.append(f"Allow: /e{i}/page$")
+        else:
+            lines.append(f"Disallow: /p{i % 997}/d{i}/")
+    return "\n".join(lines).encode()
+
+
+def _groups_file(n: int) -> bytes:
+    lines = []
+    for i in range(n):
+        lines += [f"User-agent: bot{i}", f"Disallow: /g{i}/"]
+    lines += ["User-agent: *", "Disallow: /all/"]
+    return "\n".join(lines).encode()
+
+
+def _globs_file(n: int) -> bytes:
+    """``n`` wildcard rules under ``/`` that never match the queried paths."""
+    lines = ["User-agent: *"] + [f"Disallow: /*q{i}z" for i in range(n)]
+    return "\n".join(lines).encode()
+
+
+def _first_question(body: bytes) -> Callable[[], float]:
+    """CPU seconds of the first question on a fresh parse (index and compile)."""
+
+    def run() -> float:
+        robots = robots_async.parse(body, max_bytes=None)
+        start = time.process_time()
+        robots.allowed("https://x.test/zzz", user_agent=AGENT)
+        return time.process_time() - start
+
+    return run
+
+
+def _scaling_row(title: str, sizes: list[int], make: Callable[[int], Callable[[], float]]) -> None:
+    previous = None
+    cells = []
+    for n in sizes:
+        run = make(n)
+        gc.collect()
+        seconds = min(run() for _ in range(3 if n < 10_000 else 1))
+        step = "" if previous is None else f", step {seconds / previous / 10:.2f}"
+        cells.append(f"{n:>7,}: {seconds * 1e3:8.2f} ms{step}")
+        previous = seconds
+    print(f"{title}\n  " + "\n  ".join(cells))
+
+
+def print_scaling() -> None:
+    """Time of the first question as the input grows tenfold (1.0 = linear)."""
+    print("\nscaling (CPU time; step = t(10n) / (10 t(n)), 1.0 = linear)")
+    _scaling_row(
+        "first question (agent index + compile), rules in one group",
+        [10, 100, 1_000, 10_000, 100_000],
+        lambda n: _first_question(_rules_file(n)),
+    )
+    _scaling_row(
+        "first question, groups with one rule each",
+        [1, 10, 100, 1_000, 10_000],
+        lambda n: _first_question(_groups_file(n)),
+    )
+    previous = None
+    cells = []
+    urls = [f"https://x.test/page/{i}.html" for i in range(500)]
+    for n in [10, 100, 1_000, 10_000]:
+        robots = robots_async.parse(_globs_file(n), max_bytes=None)
+        robots.allowed(urls[0], user_agent=AGENT)
+        seconds = min(
+            _timed(lambda r=robots: [r.allowed(u, user_agent=AGENT) for u in urls])[1]
+            for _ in range(5)
+        ) / len(urls)
+        ratio = "" if previous is None else f" ({seconds / previous:.2f}x the previous)"
+        cells.append(f"{n:>7,}: {seconds * 1e6:6.2f} us/query{ratio}")
+        previous = seconds
+    print("match per query vs unrelated '/*' rules (flat = independent)\n  " + "\n  ".join(cells))
+
+
+# --- the checker's cached path --------------------------------------------------
+
+
+class _Instant:
+    """A fetcher answering at once with one corpus file per origin (no network)."""
+
+    def __init__(self, bodies: list[bytes]) -> None:
+        self._bodies = bodies
+        self._n = 0
+
+    async def fetch(self, url: str, *, keep_body: bool = False) -> Any:
+        body = self._bodies[self._n % len(self._bodies)]
+        self._n += 1
+        return robots_async.FetchOutcome(url, url, 200, robots=robots_async.parse(body))
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+async def _checker_ratios(corpus: list[tuple[str, bytes]], origins: int, rounds: int) -> None:
     bodies = [b for _, b in corpus]
-    megabytes = sum(map(len, bodies)) / 1e6
-    parse_time = best_of(repeat, lambda: [anchor.parse(b) for b in bodies])
-    parsed = [(anchor.parse(b), queries[h]) for h, b in corpus]
-    for obj, urls in parsed:  # warm per-object caches: this measures steady state
-        anchor.allowed(obj, urls[0])
-    n_queries = sum(len(u) for _, u in parsed)
+    rng = random.Random(7)
+    checker = robots_async.RobotsChecker(
+        "BenchBot/1.0", fetcher=_Instant(bodies), max_entries=origins * 2, max_memory=2**40
+    )
+    paths = ["/", "/a/b.html", "/search?q=x", "/wp-admin/x.php", "/private/p"]
+    urls = [f"https://h{i}.example{rng.choice(paths)}" for i in range(origins)]
+    for url in urls:
+        await checker.allowed(url)
+    pairs = [((await checker.robots(u)).robots, u) for u in urls]
+    ua = "BenchBot/1.0 (+https://example.org/bot)"
 
-    def match_all() -> None:
-        allowed = anchor.allowed
-        for obj, urls in parsed:
-            for url in urls:
-                allowed(obj, url)
+    async def via_checker() -> None:
+        for url in urls:
+            await checker.allowed(url)
 
-    match_time = best_of(repeat, match_all)
+    async def via_checker_ua() -> None:
+        for url in urls:
+            await checker.allowed(url, user_agent=ua)
 
-    def one_shot() -> None:
-        allowed, parse = anchor.allowed, anchor.parse
-        for host, body in corpus:
-            obj = parse(body)
-            for url in queries[host]:
-                allowed(obj, url)
+    def bare() -> None:
+        for robots, url in pairs:
+            robots.allowed(url, robots_token="BenchBot")
 
-    one_shot_time = best_of(repeat, one_shot)
-    return {
-        "parse MB/s": megabytes / parse_time,
-        "match q/s": n_queries / match_time,
-        "one-shot files/s": len(corpus) / one_shot_time,
-        "bytes/file": retained_bytes(anchor, bodies),
-    }
+    results: dict[str, list[float]] = {"checker": [], "checker, user_agent=": []}
+    for r in range(rounds):
+        for name, job in (("checker", via_checker), ("checker, user_agent=", via_checker_ua)):
+            seq = ("a", "b", "b", "a") if r % 2 == 0 else ("b", "a", "a", "b")
+            spent = {"a": 0.0, "b": 0.0}
+            for which in seq:
+                gc.collect()
+                start = time.process_time()
+                if which == "a":
+                    await job()
+                else:
+                    bare()
+                spent[which] += time.process_time() - start
+            results[name].append(spent["a"] / spent["b"])
+    print(f"\ncached checker vs bare RobotsTxt.allowed, {origins:,} origins (CPU; target <= 1.5x)")
+    for name, values in results.items():
+        print(f"  await {name:24} {_summary(values)} a bare match")
+    await checker.aclose()
 
 
-def agreement(
-    corpus: list[tuple[str, bytes]], queries: dict[str, list[str]], found: list[Anchor]
-) -> dict[str, tuple[int, int]]:
-    """(agreeing, total) verdicts of each implementation against jwm (Google's C++).
+# --- agreement ------------------------------------------------------------------
 
-    robots_async is asked with its google-reference policy and no size limit (the
-    C++ library has none; the 512,000-byte limit belongs to fetching). The others
-    are asked as they come.
-    """
+
+def agreement(corpus: list[tuple[str, bytes]], queries: dict[str, list[str]]) -> None:
+    """Verdicts of robots_async (google-reference policy) against jwm (Google's C++)."""
     try:
         from jwm.robotstxt import googlebot
     except ImportError:
-        return {}
+        print("jwm.robotstxt not installed: agreement not measured")
+        return
     matcher = googlebot.RobotsMatcher()
-    counts = {a.name: [0, 0] for a in found if not a.name.startswith("jwm")}
+    same = total = 0
     for host, body in corpus:
         text = body.decode("utf-8", "replace")
-        same_bytes = text.encode("utf-8")
-        ours = robots_async.parse(same_bytes, policy="google-reference", max_bytes=None)
-        others = {a.name: (a, a.parse(same_bytes)) for a in found if a.name in counts}
+        ours = robots_async.parse(text.encode(), policy="google-reference", max_bytes=None)
         for url in queries[host]:
             reference = matcher.OneAgentAllowedByRobots(text, AGENT, url)
-            for name, (anchor, parsed) in others.items():
-                if name == "robots_async":
-                    verdict = ours.allowed(url, robots_token=AGENT)
-                else:
-                    verdict = anchor.allowed(parsed, url)
-                counts[name][0] += verdict == reference
-                counts[name][1] += 1
-    return {name: (same, total) for name, (same, total) in counts.items()}
+            same += ours.allowed(url, robots_token=AGENT) == reference
+            total += 1
+    print(
+        f"\nagreement with jwm (google-reference policy): {same}/{total} "
+        f"= {100 * same / total:.3f}%"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmark and print the table."""
+    """Run the benchmark and print every table."""
     args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     args.add_argument("corpus", type=Path, help="directory of robots.txt files")
-    args.add_argument("--repeat", type=int, default=5)
+    args.add_argument("--rounds", type=int, default=24)
+    args.add_argument("--batch", type=int, default=100, help="files per round")
     args.add_argument("--queries", type=int, default=20, help="queries per file")
+    args.add_argument("--anchors", default="protego", help="comma-separated: protego,jwm,urllib")
     args.add_argument("--seed", type=int, default=9309)
+    args.add_argument(
+        "--skip", default="", help="comma-separated: timing,memory,scaling,checker,agreement"
+    )
+    args.add_argument("--memory-of", help=argparse.SUPPRESS)
     opts = args.parse_args(argv)
     corpus = load_corpus(opts.corpus)
+    if opts.memory_of:
+        memory_child(opts.memory_of, corpus, opts.queries, opts.seed)
+        return 0
+    skip = set(opts.skip.split(",")) - {""}
+    names = [n for n in opts.anchors.split(",") if n]
     rng = random.Random(opts.seed)
     queries = {h: sample_urls(h, b, opts.queries, rng) for h, b in corpus}
     size = sum(len(b) for _, b in corpus) / 1e6
     print(
-        f"corpus: {len(corpus)} files, {size:.2f} MB, {opts.queries} queries/file, "
-        f"best of {opts.repeat}; Python {sys.version.split()[0]}"
+        f"corpus: {len(corpus)} files, {size:.2f} MB, {opts.queries} queries/file; "
+        f"{opts.rounds} rounds of {opts.batch} files; Python {sys.version.split()[0]}"
     )
-    results = {a.name: measure(a, corpus, queries, opts.repeat) for a in anchors()}
-    ours = results["robots_async"]
-    metrics = list(TARGETS)
-    print(f"{'':14}" + "".join(f"{m:>20}" for m in metrics))
-    for name, figures in results.items():
-        print(f"{name:14}" + "".join(f"{figures[m]:>20,.1f}" for m in metrics))
-    for name, figures in results.items():
-        if name == "robots_async":
-            continue
-        ratios = []
-        for m in metrics:
-            ratio = ours[m] / figures[m] if figures[m] else float("inf")
-            ratios.append(f"{ratio:>19.2f}x")
-        print(f"{'vs ' + name:14}" + "".join(ratios))
-    print(
-        "targets vs protego: "
-        + ", ".join(f"{m} {'<=' if m == 'bytes/file' else '>='} {t}x" for m, t in TARGETS.items())
-    )
-    for name, (same, total) in agreement(corpus, queries, anchors()).items():
-        label = f"{name} (google-reference policy)" if name == "robots_async" else name
-        print(f"agreement with jwm: {label}: {same}/{total} = {100 * same / total:.3f}%")
+    if "timing" not in skip:
+        order = list(range(len(corpus)))
+        random.Random(opts.seed).shuffle(order)
+        batches = [
+            [(corpus[i][1], queries[corpus[i][0]]) for i in order[s : s + opts.batch]]
+            for s in range(0, len(order), opts.batch)
+        ]
+        for name in names:
+            print_paired(name, paired_ratios(_ours(), BACKENDS[name](), batches, opts.rounds))
+    if "memory" not in skip:
+        print_memory(opts.corpus, ["robots_async", *names], opts.queries, opts.seed)
+    if "scaling" not in skip:
+        print_scaling()
+    if "checker" not in skip:
+        asyncio.run(_checker_ratios(corpus, 10_000, 12))
+    if "agreement" not in skip:
+        agreement(corpus, queries)
     return 0
 
 

@@ -4,27 +4,66 @@ A pattern is ``*``-separated literal segments, optionally anchored by a final ``
 Segments are found left to right with ``str.find`` (leftmost placement never loses a
 match), so a hostile pattern costs O(len(path) x len(pattern)) at most, no regex and
 no backtracking (google_semantics.md item 39).
+
+Longest-match buckets hold no object per rule but the pattern's own string: literal
+prefixes sit in one sorted list searched with ``bisect`` (the longest matching
+prefix is found through each literal's longest prefix in the list), and every rule
+is reduced to one integer *score* that orders rules as Google decides between them.
 """
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_right
+from itertools import compress
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from ._policy import normalise_patterns
 from ._rules import Rule
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from ._policy import MatchPolicy
     from ._rules import RawGroup
 
-__all__ = ["Bucket", "CompiledRule", "compile_bucket", "decide", "glob_match", "rule_matches"]
+__all__ = [
+    "Bucket",
+    "CompiledRule",
+    "compile_bucket",
+    "compile_rule",
+    "decide",
+    "glob_match",
+    "rule_matches",
+]
 
 EMPTY, PREFIX, EXACT, GLOB = 0, 1, 2, 3
 _INDEX_HTM: Final = "/index.htm"
+# Testing startswith() against a tuple is linear in its size: past a few dozen
+# rules the index in Bucket.best() answers faster.
 _MAX_QUICK_HEADS: Final = 64
 
 #: Decision order as a sort key: longest pattern first, then allow, then file order.
 Rank = tuple[int, bool, int]
+
+# A score is (priority << 33) | (allow << 32) | (_LINE_MAX - line): the larger score
+# is the better rule (RFC 9309 §2.2.2 longest match, Allow on a tie, then the first
+# line, which only explain() reports). A score below NON_EMPTY is an empty pattern.
+_LINE_MAX: Final = (1 << 31) - 1
+ALLOW_BIT: Final = 1 << 32
+NON_EMPTY: Final = 1 << 33
+_LOW: Final = (1 << 32) - 1
+_ALLOWED: Final = ALLOW_BIT + _LINE_MAX  # plus a negative (Allow) line: its low bits
+
+
+def score(priority: int, allow: bool, line: int) -> int:
+    """The score of a rule (see above)."""
+    return (priority << 33) | (allow << 32) | (_LINE_MAX - line)
+
+
+def allows(best: int) -> bool:
+    """Whether the best score found (-1: no rule) lets the URL through."""
+    return best < NON_EMPTY or best & ALLOW_BIT != 0
 
 
 class CompiledRule(NamedTuple):
@@ -82,194 +121,333 @@ def compile_rule(pattern: str, allow: bool, line: int, group: int) -> CompiledRu
     return _new(CompiledRule, entry)
 
 
-def compile_bucket(groups: list[RawGroup], indices: tuple[int, ...], policy: MatchPolicy) -> Bucket:
-    """Compile the rules of the groups at ``indices`` into a :class:`Bucket`."""
+def _rules_of(
+    groups: list[RawGroup], indices: tuple[int, ...], policy: MatchPolicy
+) -> list[CompiledRule]:
+    """Every rule of the groups at ``indices`` (plus Google's index.html rules)."""
     compiled: list[CompiledRule] = []
-    add = compiled.append
-    agents: list[str] = []
-    index_html = policy.index_html
     for index in indices:
         group = groups[index]
-        agents.extend(group.agent_names)
         if not group.lines:
             continue
         patterns = normalise_patterns(policy, group.blob)
         for pattern, signed_line in zip(patterns, group.lines, strict=True):
             allow = signed_line < 0
             line = -signed_line if allow else signed_line
-            if pattern and "*" not in pattern and "$" not in pattern:
-                # Most rules are plain prefixes: built inline (this loop is hot).
-                rank = (-len(pattern), not allow, line)
-                add(_new(CompiledRule, (rank, PREFIX, pattern, (), False, pattern, index)))
-            else:
-                add(compile_rule(pattern, allow, line, index))
-            # Google: an Allow ending in /index.htm* also allows its directory exactly.
-            if allow and index_html and _INDEX_HTM in pattern:
-                slash = pattern.rfind("/")
-                if pattern.startswith(_INDEX_HTM, slash):
-                    add(compile_rule(pattern[: slash + 1] + "$", True, line, index))
+            compiled.append(compile_rule(pattern, allow, line, index))
+            if allow and policy.index_html and _INDEX_HTM in pattern:
+                extra = _index_html(pattern)
+                if extra:
+                    compiled.append(compile_rule(extra, True, line, index))
+    return compiled
+
+
+def _index_html(pattern: str) -> str:
+    """Google: an Allow ending in /index.htm* also allows its directory exactly."""
+    slash = pattern.rfind("/")
+    return pattern[: slash + 1] + "$" if pattern.startswith(_INDEX_HTM, slash) else ""
+
+
+def compile_bucket(groups: list[RawGroup], indices: tuple[int, ...], policy: MatchPolicy) -> Bucket:
+    """Compile the rules of the groups at ``indices`` into a :class:`Bucket`."""
+    starts = array("i", (groups[i].line for i in indices))
     if policy.first_match:
-        compiled.sort(key=_file_order)
-    else:
-        compiled.sort()  # by rank: RFC 9309 §2.2.2 longest match, allow on a tie
-    return Bucket(compiled, tuple(dict.fromkeys(agents)))
+        rules = _rules_of(groups, indices, policy)
+        rules.sort(key=_file_order)
+        return Bucket(indices, starts, rules=rules)
+    plain: dict[str, int] = {}  # literal prefix -> signed line of its best rule
+    others: list[tuple[str, int]] = []  # (pattern, score): every other rule
+    for index in indices:
+        group = groups[index]
+        if not group.lines:
+            continue
+        blob = group.blob
+        patterns = normalise_patterns(policy, blob)
+        lines: Iterable[int] = group.lines
+        if b"*" in blob or b"$" in blob or (policy.index_html and _INDEX_HTM_BYTES in blob):
+            patterns, lines = _set_apart(patterns, lines, others, policy.index_html)
+        # Most groups are plain prefixes only: one C-level dict build (measured 2x
+        # faster than a loop), and a loop only when a literal repeats.
+        found = dict(zip(patterns, lines, strict=True))
+        if plain or len(found) != len(patterns):
+            for pattern, signed_line in zip(patterns, lines, strict=True):
+                known = plain.get(pattern)
+                plain[pattern] = signed_line if known is None else _better(known, signed_line)
+        else:
+            plain = found
+    bucket = Bucket(indices, starts)
+    bucket.index(plain, others)
+    return bucket
+
+
+_INDEX_HTM_BYTES: Final = _INDEX_HTM.encode()
+
+
+def _set_apart(
+    patterns: list[str], lines: Iterable[int], others: list[tuple[str, int]], index_html: bool
+) -> tuple[list[str], list[int]]:
+    """Move wildcard, ``$`` and index.html rules to ``others``; return the plain rest."""
+    kept: list[str] = []
+    kept_lines: list[int] = []
+    for pattern, signed_line in zip(patterns, lines, strict=True):
+        allow = signed_line < 0
+        line = -signed_line if allow else signed_line
+        if allow and index_html and _INDEX_HTM in pattern:
+            extra = _index_html(pattern)
+            if extra:
+                others.append((extra, score(len(extra), True, line)))
+        if "*" in pattern or "$" in pattern:
+            others.append((pattern, score(len(pattern), allow, line)))
+        else:
+            kept.append(pattern)
+            kept_lines.append(signed_line)
+    return kept, kept_lines
+
+
+def _better(a: int, b: int) -> int:
+    """Of two signed lines of one pattern, the rule that decides: Allow, then first."""
+    if (a < 0) != (b < 0):
+        return min(a, b)
+    return a if abs(a) < abs(b) else b
+
+
+def _plain_score(literal: str, signed_line: int) -> int:
+    if signed_line < 0:
+        return (len(literal) << 33) | (_ALLOWED + signed_line)
+    return (len(literal) << 33) | (_LINE_MAX - signed_line)
 
 
 def _file_order(rule: CompiledRule) -> tuple[int, bool]:
     return (rule.rank[2], rule.rank[1])
 
 
+# Shared by buckets without such entries; never mutated.
+_NO_INTS: Final = array("i")
+_NO_SCORES: Final = array("q")
+#: A wildcard rule: (score, head, tail, middle segments or None, anchored, minimum
+#: target size, pattern).
+GlobEntry = tuple[int, str, str, "tuple[str, ...] | None", bool, int, str]
+
+
 class Bucket:
     """The rules that apply to one agent, indexed so the best match is found fast.
 
-    ``rules`` is every rule in decision order (or file order for first-match). For
-    the longest-match policies they are also indexed: literal prefixes by length
-    (one slice and one dict lookup per distinct length), ``$``-anchored literals by
-    text, and wildcard rules by head (the literal before the first ``*``).
+    Longest-match policies: ``prefixes`` are the distinct literal prefixes, sorted;
+    ``parents[i]`` is the index of the longest other literal that is a prefix of
+    ``prefixes[i]`` (-1: none) and ``signed[i]`` the line of its deciding rule,
+    negative for an Allow (its priority is its length). ``$``-anchored literals are
+    a dict of scores, wildcard rules a list in decision order. First-match (the 1997
+    draft) keeps ``rules`` in file order instead.
     """
 
     __slots__ = (
-        "agents",
-        "disallow_heads",
-        "empty",
+        "chain",
         "exact",
-        "glob_head_lengths",
         "glob_heads",
+        "glob_tails",
         "globs",
-        "prefix_bounds",
-        "prefix_lengths",
-        "prefix_tables",
+        "heads",
+        "indices",
+        "parents",
         "prefixes",
-        "prefixes_by_length",
         "rules",
+        "scores",
+        "signed",
+        "starts",
     )
 
-    def __init__(self, rules: list[CompiledRule], agents: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        indices: tuple[int, ...],
+        starts: array[int],
+        rules: list[CompiledRule] | None = None,
+    ) -> None:
+        self.indices = indices
+        self.starts = starts
         self.rules = rules
-        self.agents = agents
-        self.empty: CompiledRule | None = None
-        self.exact: dict[str, CompiledRule] = {}
-        self.prefixes: dict[int, dict[str, CompiledRule]] = {}
-        self.globs: dict[str, list[GlobEntry]] = {}
-        self.prefixes_by_length = True
-        self._index(rules)
-        self.glob_heads = tuple(self.globs)
-        self.glob_head_lengths = sorted({len(head) for head in self.globs})
-        self.prefix_lengths = sorted(self.prefixes, reverse=True)
-        self.prefix_tables = [(n, self.prefixes[n]) for n in self.prefix_lengths]
-        self.prefix_bounds = [] if self.prefixes_by_length else self._prefix_bounds()
+        self.prefixes: list[str] = []
+        self.parents = self.signed = _NO_INTS
+        #: Only when a trailing "*" raised a literal's priority above its length:
+        #: scores[i] of each literal, and chain[i], the best-scored literal among
+        #: prefixes[i] and its own prefixes (a shorter literal can then win).
+        self.scores = _NO_SCORES
+        self.chain: array[int] | None = None
+        self.exact: dict[str, int] | None = None
+        self.globs: list[GlobEntry] | None = None
+        self.glob_heads: tuple[str, ...] = ()
+        self.glob_tails: tuple[str, ...] = ()
+        #: What a target must start with to be disallowed at all (None: too many to
+        #: test at once); RobotsTxt.allowed() answers most URLs with this one C call.
+        self.heads: tuple[str, ...] | None = None
 
-    def _index(self, rules: list[CompiledRule]) -> None:
-        prefixes, exact, globs = self.prefixes, self.exact, self.globs
-        heads: dict[str, None] = {}
-        # Walk against decision order: for equal patterns the best rule is written last.
-        for rule in reversed(rules):
-            rank, kind, literal = rule[0], rule[1], rule[2]
-            if kind == PREFIX:
-                table = prefixes.get(len(literal))
-                if table is None:
-                    table = prefixes[len(literal)] = {}
-                table[literal] = rule
-                if rank[0] != -len(literal):
-                    self.prefixes_by_length = False
-            elif kind == EXACT:
-                exact[literal] = rule
-            elif kind == GLOB:
-                literal = rule[3][0]
-                globs.setdefault(literal, []).append(_glob_entry(rule))
-            else:
-                self.empty = rule
-                continue
-            # What a non-empty Disallow needs the target to start with: its literal
-            # (an anchored literal matches only a target that starts with it) or head.
-            if rank[1]:
-                heads[literal] = None
-        for entries in globs.values():
-            entries.reverse()  # back to decision order
-        # RobotsTxt.allowed() answers most URLs with one startswith() over these heads;
-        # that is linear in the tuple's size, so past a few dozen heads the indexes in
-        # best() answer faster (None: no pre-check).
-        self.disallow_heads = tuple(heads) if len(heads) <= _MAX_QUICK_HEADS else None
+    def index(self, plain: dict[str, int], others: list[tuple[str, int]]) -> None:
+        """Build the indexes from plain prefixes and the other rules (compile time)."""
+        globs: list[GlobEntry] = []
+        exact: dict[str, int] = {}
+        raised: dict[str, int] = {}
+        heads: dict[str, None] | None = None
+        if len(plain) + len(others) <= _MAX_QUICK_HEADS:
+            heads = {p: None for p, line in plain.items() if line > 0 and p}
+        for pattern, rule in others:
+            anchored = pattern[-1] == "$"
+            body = pattern[:-1] if anchored else pattern.rstrip("*")
+            if "*" in body:
+                globs.append(_glob_entry(body, anchored, pattern, rule))
+            elif anchored:
+                if rule > exact.get(body, -1):
+                    exact[body] = rule
+            elif rule > raised.get(body, -1):  # "/a*": the literal "/a", priority 3
+                raised[body] = rule
+            if heads is not None and not rule & ALLOW_BIT:
+                # A Disallow needs the target to start with its literal (or head).
+                heads[body.partition("*")[0]] = None
+        if heads is not None:
+            self.heads = tuple(heads)
+        if plain or raised:
+            self._index_prefixes(plain, raised)
+        if exact:
+            self.exact = exact
+        if globs:
+            globs.sort(key=_score_of, reverse=True)
+            self.globs = globs
+            self.glob_heads = tuple(dict.fromkeys(entry[1] for entry in globs))
+            self.glob_tails = tuple(entry[2] for entry in globs)
 
-    def _prefix_bounds(self) -> list[Rank]:
-        """bounds[i]: the best rank among literals no longer than prefix_lengths[i].
+    def _index_prefixes(self, plain: dict[str, int], raised: dict[str, int]) -> None:
+        literals = sorted(plain.keys() | raised.keys() if raised else plain)
+        parents = array("i", bytes(4 * len(literals)))
+        # In sorted order every prefix of a literal comes before it, and no literal
+        # between the two drops it from this stack of nested literals: linear time.
+        # (The sentinel "" is a prefix of everything: no emptiness test per pop.)
+        stack = [""]
+        where = [-1]
+        for j, literal in enumerate(literals):
+            while not literal.startswith(stack[-1]):
+                stack.pop()
+                where.pop()
+            parents[j] = where[-1]
+            stack.append(literal)
+            where.append(j)
+        self.prefixes, self.parents = literals, parents
+        if not raised:
+            self.signed = array("i", map(plain.__getitem__, literals))
+            return
+        scores = array(
+            "q",
+            (
+                max(_plain_score(p, plain[p]) if p in plain else -1, raised.get(p, -1))
+                for p in literals
+            ),
+        )
+        chain = array("i", range(len(literals)))
+        for j in range(len(literals)):
+            up = parents[j]
+            if up >= 0 and scores[chain[up]] > scores[j]:
+                chain[j] = chain[up]
+        self.scores, self.chain = scores, chain
 
-        Needed only when some literal's priority exceeds its length (a trailing
-        ``*``), so that a shorter literal can outrank a longer one.
-        """
-        bounds: list[Rank] = []
-        for length in reversed(self.prefix_lengths):
-            best = min(rule.rank for rule in self.prefixes[length].values())
-            bounds.append(min(best, bounds[-1]) if bounds else best)
-        return bounds[::-1]
-
-    def best(self, target: str) -> CompiledRule | None:
-        """The highest-ranked rule matching ``target`` (longest-match policies)."""
-        # An anchored literal that matches has priority len(target) + 1: no literal
-        # prefix outranks it unless a trailing "*" raised that prefix's priority.
-        best = self.exact.get(target)
-        if best is None or not self.prefixes_by_length:
-            prefix = self._best_prefix(target)
-            if prefix is not None and (best is None or prefix.rank < best.rank):
-                best = prefix
-        if self.globs and target.startswith(self.glob_heads):
-            best = self._best_glob(target, best)
-        return best if best is not None else self.empty
-
-    def _best_prefix(self, target: str) -> CompiledRule | None:
-        size = len(target)
+    def _prefix(self, target: str) -> int:
+        """Index of the best literal prefix of ``target`` (-1: none); see best()."""
         prefixes = self.prefixes
-        if self.prefixes_by_length:
-            for length, table in self.prefix_tables:
-                if length <= size:
-                    hit = table.get(target[:length])
-                    if hit is not None:
-                        return hit
-            return None
-        best: CompiledRule | None = None
-        for length, bound in zip(self.prefix_lengths, self.prefix_bounds, strict=True):
-            if best is not None and bound >= best.rank:
-                break
-            if length <= size:
-                hit = prefixes[length].get(target[:length])
-                if hit is not None and (best is None or hit.rank < best.rank):
-                    best = hit
-        return best
+        i = bisect_right(prefixes, target) - 1
+        while i >= 0 and not target.startswith(prefixes[i]):
+            i = self.parents[i]
+        if i >= 0 and self.chain is not None:
+            i = self.chain[i]
+        return i
 
-    def _best_glob(self, target: str, best: CompiledRule | None) -> CompiledRule | None:
-        globs = self.globs
-        size = len(target)
-        for length in self.glob_head_lengths:
-            entries = globs.get(target[:length])
-            if entries is None:
-                continue
-            # In decision order, so the first hit is the best of this head; the head
-            # itself is known to match, and too-short targets are skipped cheaply.
-            for rank, tail, middle, anchored, min_size, rule in entries:
-                if best is not None and rank >= best[0]:
-                    break
-                if size < min_size:
-                    continue
-                if middle is not None:
-                    hit = glob_match(target, middle, anchored)
-                elif anchored:
-                    hit = target.endswith(tail)
+    def best(self, target: str) -> int:
+        """The best score among rules matching ``target``; -1 when none matches."""
+        best = -1
+        prefixes = self.prefixes
+        if prefixes:
+            i = bisect_right(prefixes, target) - 1
+            if i >= 0:
+                # prefixes[i] is the largest literal <= target: the longest literal
+                # that is a prefix of target is it or one of its own prefixes.
+                parents = self.parents
+                while not target.startswith(prefixes[i]):
+                    i = parents[i]
+                    if i < 0:
+                        break
                 else:
-                    hit = target.find(tail, length) >= 0
-                if hit:
-                    best = rule
-                    break
+                    if self.chain is None:
+                        line = self.signed[i]
+                        best = (len(prefixes[i]) << 33) | (
+                            _ALLOWED + line if line < 0 else _LINE_MAX - line
+                        )
+                    else:
+                        best = self.scores[self.chain[i]]
+        exact = self.exact
+        if exact is not None:
+            hit = exact.get(target, -1)
+            if hit > best:  # noqa: PLR1730 (max() costs a call on the hot path)
+                best = hit
+        globs = self.globs
+        if globs is not None and target.startswith(self.glob_heads):
+            best = _best_glob(globs, self.glob_tails, target, best)
         return best
 
+    def allows(self, target: str) -> bool:
+        """True unless the best rule matching ``target`` is a non-empty Disallow."""
+        best = self.best(target)
+        return best < NON_EMPTY or best & ALLOW_BIT != 0
 
-#: (rank, tail, segments if more than two else None, anchored, minimum size, rule)
-GlobEntry = tuple[Rank, str, "tuple[str, ...] | None", bool, int, CompiledRule]
+    def deciding(self, target: str) -> CompiledRule | None:
+        """The deciding rule for ``target`` as a :class:`CompiledRule` (for explain)."""
+        best = self.best(target)
+        if best < 0:
+            return None
+        allow = best & ALLOW_BIT != 0
+        line = _LINE_MAX - (best & _LOW)
+        group = self.indices[bisect_right(self.starts, line) - 1]
+        return compile_rule(self._pattern(target, best), allow, line, group)
+
+    def _pattern(self, target: str, best: int) -> str:
+        """The pattern of the rule scored ``best`` (it matches ``target``)."""
+        for entry in self.globs or ():
+            if entry[0] == best:
+                return entry[6]
+        if self.exact is not None and self.exact.get(target) == best:
+            return target + "$"
+        literal = self.prefixes[self._prefix(target)]
+        return literal + "*" * ((best >> 33) - len(literal))
 
 
-def _glob_entry(rule: CompiledRule) -> GlobEntry:
-    segments = rule.segments
-    middle = segments if len(segments) > 2 else None
-    return (rule.rank, segments[-1], middle, rule.anchored, sum(map(len, segments)), rule)
+def _best_glob(globs: list[GlobEntry], tails: tuple[str, ...], target: str, best: int) -> int:
+    """The best score of a wildcard rule matching ``target`` if above ``best``."""
+    size = len(target)
+    # A rule can match only if its last segment occurs in target: compress() and
+    # map() test that in C for every rule (corpus: 2,385 -> 1,448 ns per URL that reaches them).
+    candidates = compress(globs, map(target.__contains__, tails))
+    # In decision order: the first match is the best wildcard rule.
+    for rule, head, tail, middle, anchored, min_size, _ in candidates:
+        if rule <= best:
+            break
+        if size < min_size or not target.startswith(head):
+            continue
+        if middle is not None:
+            hit = glob_match(target, middle, anchored)
+        elif anchored:
+            hit = target.endswith(tail)
+        else:
+            hit = target.find(tail, len(head)) >= 0
+        if hit:
+            return rule
+    return best
+
+
+def _score_of(entry: GlobEntry) -> int:
+    return entry[0]
+
+
+def _glob_entry(body: str, anchored: bool, pattern: str, rule: int) -> GlobEntry:
+    segments = body.split("*")
+    if len(segments) > 2:
+        # "**" and other empty middle segments match anything; drop them.
+        segments = [segments[0], *(s for s in segments[1:-1] if s), segments[-1]]
+    middle = tuple(segments) if len(segments) > 2 else None
+    return (rule, segments[0], segments[-1], middle, anchored, sum(map(len, segments)), pattern)
 
 
 def glob_match(target: str, segments: tuple[str, ...], anchored: bool) -> bool:
@@ -311,9 +489,9 @@ def decide(bucket: Bucket, target: str, policy: MatchPolicy) -> CompiledRule | N
     First-match: empty patterns are skipped, as the 1997 draft reads ``Disallow:``
     as "nothing disallowed".
     """
-    if policy.first_match:
+    if bucket.rules is not None:
         for rule in bucket.rules:
             if rule.kind != EMPTY and rule_matches(rule, target):
                 return rule
         return None
-    return bucket.best(target)
+    return bucket.deciding(target)

@@ -127,8 +127,6 @@ class RobotsParser:
         "_bom",
         "_builder",
         "_closed",
-        "_handlers",
-        "_kinds",
         "_line",
         "_max_bytes",
         "_pending",
@@ -147,8 +145,6 @@ class RobotsParser:
         self._max_bytes = _byte_limit(max_bytes)
         self._policy = get_policy(policy)
         self._builder = RulesBuilder(self._policy)
-        self._kinds = _KINDS
-        self._handlers = self._builder.handlers()
         self._pending = bytearray()
         self._bom = 0
         self._line = 0
@@ -179,9 +175,12 @@ class RobotsParser:
             raise ClosedError("feed() after close()")
         if self._truncated or not chunk:
             return
-        data = self._accept(bytes(chunk))
+        data = self._accept(chunk if type(chunk) is bytes else bytes(chunk))
         if self._bom != _BOM_DONE:
-            data = self._skip_bom(data)
+            if self._bom == 0 and data[:1] != _BOM[:1]:
+                self._bom = _BOM_DONE  # the usual start: no BOM at all
+            else:
+                data = self._skip_bom(data)
         if self._skip_lf and data:
             # A CR ended the previous chunk: an LF right after it belongs to that break.
             self._skip_lf = False
@@ -260,8 +259,8 @@ class RobotsParser:
         helpers costs a call per line: bench/bench_core.py measured it.
         """
         builder = self._builder
-        kinds = self._kinds
-        handlers = self._handlers
+        kinds, hash_, allow = _KINDS, _HASH, ALLOW  # locals: LOAD_FAST in the loop
+        handle = builder.handle
         warnings = builder.warnings
         group = builder.group
         add_pattern: Callable[[bytes], None] = _ignore
@@ -272,8 +271,8 @@ class RobotsParser:
         for raw in lines:
             n += 1
             # An int needle: bytes.__contains__ takes it on a fast path (b"#" is ~8x slower).
-            if _HASH in raw:
-                raw = raw[: raw.index(_HASH)]
+            if hash_ in raw:
+                raw = raw[: raw.index(hash_)]
             key, colon, value = raw.partition(b":")
             if colon:
                 # The usual spellings are in the table as written: no lower(), no strip().
@@ -289,17 +288,17 @@ class RobotsParser:
                                 warnings.append((n, W.UNKNOWN_KEY, key[:DETAIL_BYTES]))
                             continue
                         kind = self._classify(key, n)
-                if kind <= ALLOW:  # DISALLOW or ALLOW: the hot path
+                if kind <= allow:  # DISALLOW or ALLOW: the hot path
                     if group is None:
                         builder.outside_group(n, kind)
                     else:
-                        add_pattern(value.strip())
+                        add_pattern(value)
                         add_line(-n if kind else n)
                 elif kind == USER_AGENT:
                     group = builder.user_agent(n, value.strip())
                     add_pattern, add_line = group.patterns.append, group.lines.append
                 elif kind != UNKNOWN:
-                    handlers[kind](n, value.strip())
+                    handle(kind, n, value.strip())
                 continue
             raw = raw.strip()
             if not raw:
@@ -313,6 +312,16 @@ class RobotsParser:
             elif len(warnings) <= MAX_WARNINGS:
                 warnings.append((n, W.NO_SEPARATOR, raw[:DETAIL_BYTES]))
         self._line = n
+
+    def _junk(self, raw: bytes, n: int) -> None:
+        """A line without a colon: ``key value`` (Google) or a warning."""
+        raw = raw.strip()
+        if not raw:
+            return
+        if raw[:1] in _KEY_INITIALS:
+            self._no_colon(raw, n)
+        elif len(self._builder.warnings) <= MAX_WARNINGS:
+            self._builder.warnings.append((n, W.NO_SEPARATOR, raw[:DETAIL_BYTES]))
 
     def _clip(self, lines: list[bytes]) -> list[bytes]:
         """Apply the line cap and NUL rule (rare, so kept off the hot loop)."""
@@ -350,7 +359,7 @@ class RobotsParser:
             if value and b" " not in value:
                 self._builder.warn(n, W.MISSING_COLON, b"")
                 key = key.strip()
-                kind = self._kinds.get(key.lower())
+                kind = _KINDS.get(key.lower())
                 if kind is None:
                     kind = self._classify(key, n)
                 # Slice the original line: only the spaces/tabs were rewritten.

@@ -1,15 +1,15 @@
 """How many bytes a parsed robots.txt retains once queried: a calibrated estimate.
 
 Measuring each file with tracemalloc would cost more than parsing it, so the size is
-a linear estimate from the file's shape, fitted to tracemalloc measurements of 730
-real files (../shared/corpus and tests/data/corpus) parsed, then queried 20 times.
-Most of the cost is what the first question builds: the agent index (~330 bytes
-per user-agent line) and the compiled rules of the asking token's groups (~300
-bytes per rule, more for wildcards, ``$`` anchors and each distinct pattern
-length, which gets its own table). Coefficients are rounded up: the estimate is at
-least 0.96x the measured size of every one of those files and 1.13x in total
-(bench/isolation.py measures it again). Each further product token asked about
-(``user_agent=`` per call) compiles its own rules: not counted.
+a linear estimate from the file's shape, fitted by least squares to tracemalloc
+measurements of 2,122 real files (a corpus of 2,090 plus tests/data/corpus) parsed,
+then asked 20 questions by one token (bench/calibrate_sizing.py measures, fits and
+reports). Since issue 13 the first question builds no agent index, only the asking
+token's compiled rules: ~70 bytes per rule (its pattern string and two array
+entries), more for wildcards and ``$`` anchors. Coefficients are rounded up: the
+estimate is at least 0.97x the measured size of every one of those files and 1.17x
+in total. Each further product token asked about (``user_agent=`` per call) builds
+the agent index and compiles its own rules: not counted.
 """
 
 from __future__ import annotations
@@ -23,21 +23,21 @@ __all__ = ["retained_size"]
 
 _SYNTHETIC = 600
 # The parsed file: every group, rule, warning and sitemap.
-_FILE = 512
-_PER_RULE = 6
-_PER_PATTERN_BYTE = 1.2
-_PER_GROUP = 400
-_PER_AGENT = 420  # the agent index included
+_FILE = 320
+_PER_RULE = 5
+_PER_PATTERN_BYTE = 1.1
+_PER_GROUP = 330
+_PER_AGENT = 80
 _PER_WARNING = 170
 _PER_SITEMAP = 80
 _PER_SITEMAP_CHAR = 1.2
 # The compiled bucket of one token's groups.
-_BUCKET = 2560
-_PER_COMPILED_RULE = 300
-_PER_COMPILED_BYTE = 2
-_PER_PATTERN_LENGTH = 200
-_PER_WILDCARD = 200
-_PER_ANCHOR = 260
+_BUCKET = 1000
+_NO_RULES = 520  # the token's cache entries only
+_PER_COMPILED_RULE = 72
+_PER_COMPILED_BYTE = 1
+_PER_WILDCARD = 300
+_PER_ANCHOR = 170
 
 
 def retained_size(robots: RobotsTxt, robots_token: str = "*") -> int:
@@ -66,11 +66,10 @@ def retained_size(robots: RobotsTxt, robots_token: str = "*") -> int:
     return int(parsed + _bucket_size(robots, robots_token))
 
 
-def _bucket_size(robots: RobotsTxt, robots_token: str) -> int:
-    """The compiled rules of the groups that apply to ``robots_token``."""
+def bucket_features(robots: RobotsTxt, robots_token: str) -> tuple[int, int, int, int]:
+    """(rules, pattern bytes, wildcards, ``$`` anchors) of the token's groups."""
     groups = robots._groups
     rules = pattern_bytes = wildcards = anchors = 0
-    lengths: set[int] = set()
     for index in robots._indices(robots_token):
         group = groups[index]
         if not group.lines:
@@ -81,12 +80,18 @@ def _bucket_size(robots: RobotsTxt, robots_token: str) -> int:
         # A "*" that ends a pattern is dropped when compiling; one inside is a glob.
         wildcards += blob.count(b"*") - blob.count(b"*\n") - blob.endswith(b"*")
         anchors += blob.count(b"$")
-        lengths.update(map(len, blob.split(b"\n")))
+    return rules, pattern_bytes, wildcards, anchors
+
+
+def _bucket_size(robots: RobotsTxt, robots_token: str) -> int:
+    """The compiled rules of the groups that apply to ``robots_token``."""
+    rules, pattern_bytes, wildcards, anchors = bucket_features(robots, robots_token)
+    if not rules:
+        return _NO_RULES
     return (
         _BUCKET
         + _PER_COMPILED_RULE * rules
         + _PER_COMPILED_BYTE * pattern_bytes
-        + _PER_PATTERN_LENGTH * len(lengths)
         + _PER_WILDCARD * wildcards
         + _PER_ANCHOR * anchors
     )

@@ -1,0 +1,92 @@
+"""The fast paths of issue 13 give exactly what the general code gives.
+
+Origin.from_url() answers the usual URL with one regex; the Bucket finds the longest
+literal prefix with bisect through each literal's own prefixes. Each is checked here
+against the general path on generated input (the conformance suites check verdicts).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import robots_async as ra
+from robots_async._errors import InvalidURLError
+from robots_async._url import Origin, _origin_of, _split_absolute
+
+_PIECES = [
+    "http", "https", "HTTP", "://", "a", "B", ".", "-", "..", ":", "80", "0", "65535",
+    "65536", "99999", "/", "?", "#", "@", ";", "x", "[::1]", " ", "\t", "com", "", ":/",
+]  # fmt: skip
+
+
+def _general(url: str) -> Origin | str:
+    try:
+        return _origin_of(_split_absolute(url), url)
+    except InvalidURLError:
+        return "invalid"
+
+
+def _fast(url: str) -> Origin | str:
+    try:
+        return Origin.from_url(url)
+    except InvalidURLError:
+        return "invalid"
+
+
+def test_origin_fast_path_equals_urlsplit_path() -> None:
+    """20,000 URLs built from the pieces that matter give the same origin (or error)."""
+    rng = random.Random(13)
+    for _ in range(20_000):
+        url = "".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 9)))
+        if rng.random() < 0.7:
+            url = rng.choice(["http://", "https://"]) + url
+        assert _fast(url) == _general(url), url
+
+
+@pytest.mark.parametrize(
+    ("url", "origin"),
+    [
+        ("https://Example.COM./a", ("https", "example.com", 443)),
+        ("http://h:0080/", ("http", "h", 80)),
+        ("http://h:65535", ("http", "h", 65535)),
+        ("https://a.b?x", ("https", "a.b", 443)),
+    ],
+)
+def test_origin_fast_path_examples(url: str, origin: tuple[str, str, int]) -> None:
+    """Case, a final dot, leading zeros in the port, a query right after the host."""
+    assert Origin.from_url(url) == origin
+    assert type(Origin.from_url(url)) is Origin
+
+
+@pytest.mark.parametrize("url", ["https://./", "http://h:65536/", "http://h:1x/"])
+def test_origin_fast_path_leaves_errors_to_the_checks(url: str) -> None:
+    """An empty host or an out-of-range port still raises."""
+    with pytest.raises(InvalidURLError):
+        Origin.from_url(url)
+
+
+_LITERAL = st.text(alphabet="/ab", min_size=0, max_size=5).map(lambda s: "/" + s)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), _LITERAL), min_size=1, max_size=12), _LITERAL)
+def test_nested_prefixes_find_the_longest(rules: list[tuple[bool, str]], path: str) -> None:
+    """Many nested literal prefixes: the verdict and line are the longest match's."""
+    body = "User-agent: *\n" + "".join(
+        f"{'Allow' if allow else 'Disallow'}: {literal}\n" for allow, literal in rules
+    )
+    matching = [
+        (len(literal), allow, -line)
+        for line, (allow, literal) in enumerate(rules, start=2)
+        if path.startswith(literal)
+    ]
+    verdict = ra.parse(body).explain("https://x.test" + path, robots_token="bot")
+    if not matching:
+        assert (verdict.allowed, verdict.line) == (True, 0)
+    else:
+        _, allow, line = max(matching)
+        assert (verdict.allowed, verdict.line) == (allow, -line)
