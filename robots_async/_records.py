@@ -204,9 +204,12 @@ def validate(record: object) -> StoredRobots:
         raise InvalidRecordError("record", f"a {type(record).__name__}, not a StoredRobots")
     headers: object = record.headers
     if not isinstance(headers, tuple) or not all(
-        isinstance(pair, tuple) and len(pair) == 2 for pair in headers
+        isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str) for pair in headers
     ):
         raise InvalidRecordError("headers", "not a tuple of (name, value) pairs")
+    if len({name for name, _ in headers}) != len(headers):
+        # Only one value per name is checked through the dict below.
+        raise InvalidRecordError("headers", "a header named twice")
     metadata = {**record.metadata(), "headers": dict(headers)}
     StoredRobots.from_parts(metadata, record.body, record.last_good_body)
     return record
@@ -320,7 +323,7 @@ def _check_status(value: object) -> None:
 
 
 def _check_error(value: object) -> None:
-    if value is not None and value not in _ERROR_KINDS:
+    if value is not None and (not isinstance(value, str) or value not in _ERROR_KINDS):
         raise InvalidRecordError("error", f"unknown error kind {value!r}"[:200])
 
 
@@ -339,8 +342,12 @@ def _check_headers(value: object) -> None:
 def _check_time(name: str, value: object) -> None:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise InvalidRecordError(name, f"{_json_type(value)}, not a number")
-    if not math.isfinite(value) or value <= 0:
-        raise InvalidRecordError(name, f"{value!r} is not a finite time after the epoch")
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an int beyond any float
+        finite = False
+    if not finite or value <= 0:
+        raise InvalidRecordError(name, f"{value!r} is not a finite time after the epoch"[:200])
 
 
 def _check_count(name: str, value: object, limit: int | None = None) -> None:
