@@ -49,6 +49,9 @@ __all__ = ["RedisStore"]
 DAY = 86_400.0
 #: Commands in flight at once per store (at most the client pool's max_connections).
 _MAX_IN_FLIGHT = 64
+#: Longest expiry sent to Redis, in milliseconds (~285,000 years: "forever"); Redis
+#: refuses one whose deadline passes LLONG_MAX ms.
+_MAX_MILLIS = 2**53
 # Delete the lease only if it still holds our token (compare-and-delete).
 _RELEASE = """
 if redis.call("get", KEYS[1]) == ARGV[1] then
@@ -121,14 +124,14 @@ class RedisStore:
             # Commands on a pipeline are queued (their return value is the pipeline).
             _ = pipe.delete(key)
             _ = pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]
-            _ = pipe.pexpire(key, int(self._keep_for * 1000))
+            _ = pipe.pexpire(key, _millis(self._keep_for))
             await self._call(pipe.execute)
 
     async def acquire(self, origin: Origin, ttl: float) -> Lease | None:
         """``SET lease token NX PX ttl``: the lease, or None if another worker holds it."""
         token = secrets.token_hex(16)
         key = self._key("lease", origin)
-        taken = await self._call(lambda: self._redis.set(key, token, nx=True, px=int(ttl * 1000)))
+        taken = await self._call(lambda: self._redis.set(key, token, nx=True, px=_millis(ttl)))
         return Lease(origin, token, time.time() + ttl) if taken else None
 
     async def release(self, lease: Lease) -> bool:
@@ -174,6 +177,12 @@ class RedisStore:
 
 def _text(name: bytes | str) -> str:
     return name.decode("utf-8", "replace") if isinstance(name, bytes) else name
+
+
+def _millis(seconds: float) -> int:
+    """``seconds`` as a PX/PEXPIRE argument, capped at :data:`_MAX_MILLIS` (a larger
+    one overflows to ``int(inf)`` here, or Redis refuses it as an invalid expire time)."""
+    return int(min(seconds, _MAX_MILLIS / 1000) * 1000)
 
 
 def _check_positive(name: str, value: object) -> None:
