@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import math
 import secrets
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,7 @@ except ImportError as exc:  # pragma: no cover - exercised without redis install
         "robots_async.contrib.redis needs redis-py: pip install 'robots-async[redis]'"
     ) from exc
 
-from .._errors import StoreError
+from .._errors import StoreError, _shown
 from .._records import decode, encode
 from .._store import Lease, StoredRobots
 
@@ -187,6 +188,8 @@ def _millis(seconds: float) -> int:
 
 def _check_positive(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"RedisStore {name} must be a positive number of seconds, not {value!r}")
-    if not math.isfinite(value):
-        raise ValueError(f"RedisStore {name} must be finite, not {value!r}")
+        raise ValueError(
+            f"RedisStore {name} must be a positive number of seconds, not {_shown(value)}"
+        )
+    if value > sys.float_info.max or not math.isfinite(value):  # 10**400: no float
+        raise ValueError(f"RedisStore {name} must be finite, not {_shown(value)}")
