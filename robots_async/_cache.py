@@ -43,6 +43,7 @@ from ._records import (
     MAX_CLOCK_SKEW,
     StoredRobots,
     check_clock,
+    check_size,
     check_url,
     unlike_own_fetch,
     validate,
@@ -482,6 +483,7 @@ class RobotsCache:
                 return None
             record = validate(found)
             check_url(record, origin.robots_url)
+            check_size(record, self._policy.max_bytes)
             check_clock(record, self._clock())
         except InvalidRecordError as exc:
             if str(exc) in faults:

@@ -34,6 +34,7 @@ __all__ = [
     "VERSION",
     "StoredRobots",
     "check_clock",
+    "check_size",
     "check_url",
     "decode",
     "encode",
@@ -244,6 +245,19 @@ def check_url(record: StoredRobots, robots_url: str) -> None:
     """
     if record.url != robots_url:
         raise InvalidRecordError("url", f"{record.url[:200]!r} is not {robots_url!r}")
+
+
+def check_size(record: StoredRobots, max_bytes: int | None) -> None:
+    """Refuse bodies longer than the reader's ``max_bytes``: its own fetch keeps no
+    more, and a larger one would count against (and could flush) its memory bound.
+
+    :raises InvalidRecordError: naming the body that is too long.
+    """
+    if max_bytes is None:
+        return
+    for name, body in (("body", record.body), ("last_good", record.last_good_body)):
+        if body is not None and len(body) > max_bytes:
+            raise InvalidRecordError(name, f"{len(body)} bytes, more than max_bytes={max_bytes}")
 
 
 def check_clock(record: StoredRobots, now: float) -> None:

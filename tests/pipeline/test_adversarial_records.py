@@ -20,7 +20,7 @@ from robots_async import _records
 from .conftest import TOKEN
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from .conftest import Server
 
@@ -145,29 +145,50 @@ async def test_poisoned_object_is_a_counted_miss(
     assert _records.validate(replaced).body == RULES.encode()
 
 
-async def test_body_beyond_the_readers_max_bytes_gives_the_readers_own_verdict(
+async def test_body_beyond_the_readers_max_bytes_is_a_counted_miss(
     server: Server, make_cache: Callable[..., ra.RobotsCache]
 ) -> None:
     """A record whose body runs past the reader's max_bytes (a writer with a larger
-    limit, or a hostile one hiding an Allow after it): the reader parses only its own
-    max_bytes, exactly as its own fetch of the same body would."""
+    limit, or a hostile one): the reader's own fetch keeps no more than max_bytes, so
+    the record is a miss; the reader fetches (same verdict) and shares a cut body."""
     limit = 1000
     body = b"User-agent: *\nDisallow: /\n" + b"#" * 2000 + b"\nAllow: /\n"
     server.text("/robots.txt", body.decode())
-    policy = ra.FetchPolicy(max_bytes=limit)
-    alone = make_cache(policy=policy)
-    own, _ = await alone.get(server.origin())
     origin = server.origin()
     url = origin.robots_url
     store = ra.MemoryStore()
     claim = observed(url=url, final_url=url, status=200, body=body, bytes_read=len(body))
     await store.put(origin, claim)
-    reader = make_cache(policy=policy, store=store)
-    shared, _ = await reader.get(origin)
-    assert reader.stats.store_hits == 1
-    assert server.count() == 1  # only the lone cache fetched
-    assert own.robots.allowed("/a", robots_token=TOKEN) is False
-    assert shared.robots.allowed("/a", robots_token=TOKEN) is False
+    reader = make_cache(policy=ra.FetchPolicy(max_bytes=limit), store=store)
+    entry, _ = await reader.get(origin)
+    assert not entry.robots.allowed("/a", robots_token=TOKEN)
+    assert (reader.stats.store_invalid, reader.stats.fetches, server.count()) == (1, 1, 1)
+    replaced = await store.get(origin)
+    assert replaced is not None
+    assert len(replaced.body) == limit
+    assert replaced.truncated
+
+
+async def test_oversized_shared_body_cannot_flush_the_readers_cache(
+    make_server: Callable[[int], Awaitable[Server]], make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    """Found: a record with a 2 MB body (the reader's max_bytes is 512,000) was taken,
+    sized at 2 MB against a 1 MB max_memory, and evicted every other entry. Now it is
+    a counted miss: nothing is evicted, the local entry stays."""
+    server = await make_server(2)
+    server.text("/robots.txt", RULES)
+    store = ra.MemoryStore()
+    cache = make_cache(store=store, max_memory=1_000_000)
+    await cache.get(server.origin(0))  # a local entry
+    other = server.origin(1)
+    url = other.robots_url
+    body = b"User-agent: *\nDisallow: /\n" + b"#" * 2_000_000
+    await store.put(other, observed(url=url, final_url=url, status=200, body=body))
+    entry, _ = await cache.get(other)
+    assert not entry.robots.allowed("/private", robots_token=TOKEN)
+    assert (cache.stats.store_invalid, cache.stats.evictions) == (1, 0)
+    assert cache.peek(server.origin(0)) is not None
+    assert cache.stats.memory < 1_000_000
 
 
 async def test_far_future_record_is_refused_and_far_past_is_stale(
