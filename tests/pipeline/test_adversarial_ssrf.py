@@ -215,3 +215,32 @@ async def test_callers_session_precheck_refuses_odd_spellings(
     assert private.hits == []
     assert outcome.robots is None
     assert outcome.error in {"blocked-redirect", "bad-redirect"}
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "::ffff:127.0.0.1",
+        "::1",
+        "fe80::1%1",
+        "169.254.169.254",
+        "100.100.100.200",
+        "0.0.0.0",
+        "64:ff9b::7f00:1",
+        "2002:7f00:1::1",
+        "not-an-address",
+    ],
+)
+async def test_dns_answer_shapes_after_a_public_hop_are_refused(
+    make_site: Callable[..., Awaitable[Site]],
+    make_guarded: Callable[..., ra.AiohttpFetcher],
+    answer: str,
+) -> None:
+    """A redirect target whose lookup answers a mapped, scoped, metadata, unspecified,
+    NAT64/6to4-wrapped loopback, or something that is not an address at all: refused
+    (blocked-redirect), the connector is given nothing."""
+    public = await make_site(PUBLIC_TWIN)
+    public.redirect("http://target.test:9/robots.txt")
+    outcome = await make_guarded({"target.test": [[answer]]}).fetch(public.url())
+    assert outcome.error == "blocked-redirect"
+    assert answer in outcome.error_detail
