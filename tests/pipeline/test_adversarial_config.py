@@ -193,3 +193,20 @@ async def test_subnormal_timeout_fails_closed(
     checker = make_checker(fetch_policy=policy)
     decision = await checker.explain(server.url("/a"))
     assert (decision.allowed, decision.source) == (False, "unreachable")
+
+
+@pytest.mark.parametrize(
+    "setting", ["ROBOTSASYNC_MAX_BYTES", "ROBOTSASYNC_MAX_ENTRIES", "ROBOTSASYNC_MAX_MEMORY"]
+)
+@pytest.mark.parametrize("value", ["9" * 400, HUGE], ids=["digits", "int"])
+def test_scrapy_integer_settings_beyond_floats_are_read(setting: str, value: object) -> None:
+    """Found: a 400-digit count (``-s ROBOTSASYNC_MAX_BYTES=999...``) raised
+    OverflowError from math.isfinite at startup. An int is finite: accepted as given
+    (no limit in practice), like the same int passed to FetchPolicy."""
+    from robots_async.contrib._scrapy_settings import read_settings
+
+    read_settings({setting: value})
+    with pytest.raises(ra.ConfigurationError, match=setting):
+        read_settings({setting: "-" + "9" * 400})
+    with pytest.raises(ra.ConfigurationError, match=setting):
+        read_settings({setting: "9" * 5000})  # beyond int(): refused, named
