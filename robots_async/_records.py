@@ -325,6 +325,8 @@ def _check_url(name: str, value: object) -> None:
         raise InvalidRecordError(name, f"{_json_type(value)}, not a string")
     if not value.startswith(("http://", "https://")) or len(value) > _MAX_URL:
         raise InvalidRecordError(name, "not an http(s) URL of a sane length")
+    if any(c in value for c in "\r\n\0"):  # no fetch yields one (log injection)
+        raise InvalidRecordError(name, "holds CR, LF or NUL")
 
 
 def _check_status(value: object) -> None:

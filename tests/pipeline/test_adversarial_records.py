@@ -43,7 +43,9 @@ def valid_fields(**changes: Any) -> dict[str, bytes]:
     return fields
 
 
-FOUND = {  # each made decode() raise TypeError or OverflowError before the fix
+FOUND = {  # each made decode() raise TypeError or OverflowError (or pass) before the fix
+    "final-url-crlf": {"final_url": "http://127.0.0.1:1/robots.txt\r\nX-Forged: 1"},
+    "final-url-nul": {"final_url": "http://127.0.0.1:1/\u0000"},
     "error-list": {"error": ["timeout"]},
     "error-object": {"error": {"kind": "timeout"}},
     "fetched-at-huge-int": {"fetched_at": "__BIG__"},
