@@ -244,3 +244,39 @@ async def test_dns_answer_shapes_after_a_public_hop_are_refused(
     outcome = await make_guarded({"target.test": [[answer]]}).fetch(public.url())
     assert outcome.error == "blocked-redirect"
     assert answer in outcome.error_detail
+
+
+LEGACY = ("decimal", "short", "octal", "padded", "trailing-dot")
+
+
+@pytest.mark.parametrize("spelling", [SPELLINGS[name] for name in LEGACY], ids=list(LEGACY))
+async def test_legacy_ipv4_spellings_read_as_a_refused_hop(
+    make_site: Callable[..., Awaitable[Site]],
+    make_guarded: Callable[..., ra.AiohttpFetcher],
+    spelling: str,
+) -> None:
+    """Found: aiohttp refuses 2130706433, 127.1, 0177.0.0.1, 127.000.000.001 and
+    127.0.0.1. as invalid URLs, so the hop was "bad-redirect", read as unavailable:
+    allow all. The documented outcome of a public -> non-public hop is
+    "blocked-redirect", unreachable (disallow all): a refused file may exist."""
+    public, private = await make_site(PUBLIC_TWIN), await make_site("127.0.0.1")
+    private.rules(ALLOW_ALL)
+    public.redirect(spelling.format(port=private.port))
+    outcome = await make_guarded().fetch(public.url())
+    assert outcome.error == "blocked-redirect"
+    assert outcome.category == "unreachable"
+    assert "127.0.0.1" in outcome.error_detail
+    assert private.hits == []
+
+
+async def test_legacy_ipv4_spelling_of_a_public_address_is_still_invalid(
+    make_site: Callable[..., Awaitable[Site]],
+    make_guarded: Callable[..., ra.AiohttpFetcher],
+) -> None:
+    """The guard only judges: 2130706434 (127.0.0.2, declared public) is not refused by
+    it, and aiohttp still will not connect to it (bad-redirect, as before)."""
+    public = await make_site(PUBLIC_TWIN)
+    public.redirect(f"http://2130706434:{public.port}/x")
+    outcome = await make_guarded().fetch(public.url())
+    assert outcome.error == "bad-redirect"
+    assert public.hits == ["/robots.txt"]
