@@ -8,9 +8,10 @@ Written out as explicit networks rather than read from ``ipaddress``'s
 from __future__ import annotations
 
 import ipaddress
+import socket
 from collections.abc import Callable
 
-__all__ = ["IPAddress", "PublicAddress", "ip_or_none", "is_public"]
+__all__ = ["IPAddress", "PublicAddress", "ip_or_none", "is_public", "legacy_ipv4"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 #: Decides whether an address counts as public (tests inject their own).
@@ -73,6 +74,22 @@ def ip_or_none(text: str) -> IPAddress | None:
     try:
         return ipaddress.ip_address(text)
     except ValueError:
+        return None
+
+
+def legacy_ipv4(host: str) -> ipaddress.IPv4Address | None:
+    """The address ``inet_aton`` reads in a digits-and-dots host that is not a
+    dotted quad (``2130706433``, ``127.1``, ``0177.0.0.1``, ``127.0.0.1.``), else None.
+
+    aiohttp refuses to connect to these (an invalid URL, read as "unavailable"); the
+    guard judges them first, so a hop into non-public space reads as refused.
+    """
+    text = host.removesuffix(".")
+    if not text.isascii() or not text.replace(".", "").isdigit():
+        return None
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(text))
+    except OSError:
         return None
 
 

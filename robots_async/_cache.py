@@ -44,6 +44,7 @@ from ._records import (
     MAX_CLOCK_SKEW,
     StoredRobots,
     check_clock,
+    check_size,
     check_url,
     observed_headers,
     unlike_own_fetch,
@@ -511,6 +512,7 @@ class RobotsCache:
                 return None
             record = validate(found)
             check_url(record, origin.robots_url)
+            check_size(record, self._policy.max_bytes)
             check_clock(record, self._clock())
         except InvalidRecordError as exc:
             if str(exc) in faults:

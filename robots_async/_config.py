@@ -101,7 +101,11 @@ def number(setting: str, value: object, *, positive: bool = False) -> float:
     accepted = "a finite number > 0" if positive else "a finite number >= 0"
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise ConfigurationTypeError(setting, value, accepted)
-    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an int beyond any float (10**400)
+        finite = False
+    if not finite or value < 0 or (positive and value == 0):
         raise ConfigurationError(setting, value, accepted)
     return float(value)
 

@@ -82,7 +82,7 @@ class ConfigurationError(RobotsError, ValueError):
     """
 
     def __init__(self, setting: str, value: object, accepted: str) -> None:
-        super().__init__(f"{setting}={value!r} is not accepted: expected {accepted}")
+        super().__init__(f"{setting}={_shown(value)} is not accepted: expected {accepted}")
         self.setting = setting
         self.value = value
         self.accepted = accepted
@@ -90,3 +90,13 @@ class ConfigurationError(RobotsError, ValueError):
 
 class ConfigurationTypeError(ConfigurationError, TypeError):
     """A :class:`ConfigurationError` for a setting of the wrong type (also a TypeError)."""
+
+
+def _shown(value: object) -> str:
+    """``repr(value)`` cut to 200 characters for a message; an int too long for
+    ``repr`` (over ``sys.get_int_max_str_digits()`` digits) is described instead."""
+    try:
+        text = repr(value)
+    except ValueError:
+        return f"<{type(value).__name__} too large to print>"
+    return text if len(text) <= 200 else text[:200] + "..."

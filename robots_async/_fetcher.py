@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import aiohttp
 from yarl import URL
 
-from ._addresses import ip_or_none, is_public
+from ._addresses import ip_or_none, is_public, legacy_ipv4
 from ._errors import ClosedError, ConfigurationError
 from ._fetch_policy import FetchPolicy
 from ._http import RedirectChain, is_redirect
@@ -189,7 +189,8 @@ class AiohttpFetcher:
 
     def _literal_refusal(self, url: str, guard: HopGuard) -> str:
         """Apply the guard to an IP-literal host (the connector does not resolve it)."""
-        address = ip_or_none(URL(url).raw_host or "")
+        host = URL(url).raw_host or ""
+        address = ip_or_none(host) or legacy_ipv4(host)
         if address is None:
             return ""
         public = self._public(address)

@@ -34,6 +34,7 @@ __all__ = [
     "VERSION",
     "StoredRobots",
     "check_clock",
+    "check_size",
     "check_url",
     "decode",
     "encode",
@@ -204,9 +205,12 @@ def validate(record: object) -> StoredRobots:
         raise InvalidRecordError("record", f"a {type(record).__name__}, not a StoredRobots")
     headers: object = record.headers
     if not isinstance(headers, tuple) or not all(
-        isinstance(pair, tuple) and len(pair) == 2 for pair in headers
+        isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str) for pair in headers
     ):
         raise InvalidRecordError("headers", "not a tuple of (name, value) pairs")
+    if len({name for name, _ in headers}) != len(headers):
+        # Only one value per name is checked through the dict below.
+        raise InvalidRecordError("headers", "a header named twice")
     metadata = {**record.metadata(), "headers": dict(headers)}
     StoredRobots.from_parts(metadata, record.body, record.last_good_body)
     return record
@@ -241,6 +245,19 @@ def check_url(record: StoredRobots, robots_url: str) -> None:
     """
     if record.url != robots_url:
         raise InvalidRecordError("url", f"{record.url[:200]!r} is not {robots_url!r}")
+
+
+def check_size(record: StoredRobots, max_bytes: int | None) -> None:
+    """Refuse bodies longer than the reader's ``max_bytes``: its own fetch keeps no
+    more, and a larger one would count against (and could flush) its memory bound.
+
+    :raises InvalidRecordError: naming the body that is too long.
+    """
+    if max_bytes is None:
+        return
+    for name, body in (("body", record.body), ("last_good", record.last_good_body)):
+        if body is not None and len(body) > max_bytes:
+            raise InvalidRecordError(name, f"{len(body)} bytes, more than max_bytes={max_bytes}")
 
 
 def check_clock(record: StoredRobots, now: float) -> None:
@@ -308,6 +325,8 @@ def _check_url(name: str, value: object) -> None:
         raise InvalidRecordError(name, f"{_json_type(value)}, not a string")
     if not value.startswith(("http://", "https://")) or len(value) > _MAX_URL:
         raise InvalidRecordError(name, "not an http(s) URL of a sane length")
+    if any(c in value for c in "\r\n\0"):  # no fetch yields one (log injection)
+        raise InvalidRecordError(name, "holds CR, LF or NUL")
 
 
 def _check_status(value: object) -> None:
@@ -320,7 +339,7 @@ def _check_status(value: object) -> None:
 
 
 def _check_error(value: object) -> None:
-    if value is not None and value not in _ERROR_KINDS:
+    if value is not None and (not isinstance(value, str) or value not in _ERROR_KINDS):
         raise InvalidRecordError("error", f"unknown error kind {value!r}"[:200])
 
 
@@ -339,8 +358,12 @@ def _check_headers(value: object) -> None:
 def _check_time(name: str, value: object) -> None:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise InvalidRecordError(name, f"{_json_type(value)}, not a number")
-    if not math.isfinite(value) or value <= 0:
-        raise InvalidRecordError(name, f"{value!r} is not a finite time after the epoch")
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an int beyond any float
+        finite = False
+    if not finite or value <= 0:
+        raise InvalidRecordError(name, f"{value!r} is not a finite time after the epoch"[:200])
 
 
 def _check_count(name: str, value: object, limit: int | None = None) -> None:

@@ -73,7 +73,8 @@ def _number(minimum: float, *, integer: bool = False) -> Callable[[object], obje
             raise ValueError(accepted) from None
         if integer and isinstance(value, float) and value != number:
             raise ValueError(accepted)
-        if not math.isfinite(number) or number < minimum:
+        # An int is finite (and math.isfinite(10**400) raises OverflowError).
+        if not (integer or math.isfinite(number)) or number < minimum:
             raise ValueError(accepted)
         return number
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import math
 import secrets
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +39,7 @@ except ImportError as exc:  # pragma: no cover - exercised without redis install
         "robots_async.contrib.redis needs redis-py: pip install 'robots-async[redis]'"
     ) from exc
 
-from .._errors import StoreError
+from .._errors import StoreError, _shown
 from .._records import decode, encode
 from .._store import Lease, StoredRobots
 
@@ -57,6 +58,9 @@ DAY = 86_400.0
 _MAX_IN_FLIGHT = 64
 #: URL schemes that name a Redis Cluster (any of its nodes), mapped to redis-py's.
 _CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+#: Longest expiry sent to Redis, in milliseconds (~285,000 years: "forever"); Redis
+#: refuses one whose deadline passes LLONG_MAX ms.
+_MAX_MILLIS = 2**53
 # Delete the lease only if it still holds our token (compare-and-delete).
 _RELEASE = """
 if redis.call("get", KEYS[1]) == ARGV[1] then
@@ -134,7 +138,7 @@ class RedisStore:
     async def put(self, origin: Origin, record: StoredRobots) -> None:
         """Replace the record of ``origin``, to be kept ``keep_for`` seconds."""
         keys = [self._key("rec", origin)]
-        args: list[bytes | str | int] = [int(self._keep_for * 1000)]
+        args: list[bytes | str | int] = [_millis(self._keep_for)]
         for name, value in encode(record).items():
             args += [name, value]
         await self._call(lambda: self._put_script(keys=keys, args=args))
@@ -143,7 +147,7 @@ class RedisStore:
         """``SET lease token NX PX ttl``: the lease, or None if another worker holds it."""
         token = secrets.token_hex(16)
         key = self._key("lease", origin)
-        taken = await self._call(lambda: self._redis.set(key, token, nx=True, px=int(ttl * 1000)))
+        taken = await self._call(lambda: self._redis.set(key, token, nx=True, px=_millis(ttl)))
         return Lease(origin, token, time.time() + ttl) if taken else None
 
     async def release(self, lease: Lease) -> bool:
@@ -248,8 +252,16 @@ def _text(name: bytes | str) -> str:
     return name.decode("utf-8", "replace") if isinstance(name, bytes) else name
 
 
+def _millis(seconds: float) -> int:
+    """``seconds`` as a PX/PEXPIRE argument, capped at :data:`_MAX_MILLIS` (a larger
+    one overflows to ``int(inf)`` here, or Redis refuses it as an invalid expire time)."""
+    return int(min(seconds, _MAX_MILLIS / 1000) * 1000)
+
+
 def _check_positive(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"RedisStore {name} must be a positive number of seconds, not {value!r}")
-    if not math.isfinite(value):
-        raise ValueError(f"RedisStore {name} must be finite, not {value!r}")
+        raise ValueError(
+            f"RedisStore {name} must be a positive number of seconds, not {_shown(value)}"
+        )
+    if value > sys.float_info.max or not math.isfinite(value):  # 10**400: no float
+        raise ValueError(f"RedisStore {name} must be finite, not {_shown(value)}")

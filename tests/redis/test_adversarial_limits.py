@@ -1,0 +1,82 @@
+"""Huge but accepted limits reach Redis as expiries it takes (issue 10 §1: nothing raises
+OverflowError later). ``int(seconds * 1000)`` of a finite 1e306 is ``int(inf)``; a
+finite 1e17 s is more milliseconds than Redis allows in PX/PEXPIRE."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+
+import robots_async as ra
+from robots_async.contrib.redis import RedisStore
+
+from .conftest import ROBOTS, USER_AGENT
+
+if TYPE_CHECKING:
+    import redis.asyncio as aioredis
+
+    from .conftest import RedisServer, Sites
+
+ORIGIN = ra.Origin.from_url("http://shop.example.test:8080/")
+
+
+def record() -> ra.StoredRobots:
+    """A valid 2xx record of ORIGIN fetched now."""
+    url = ORIGIN.robots_url
+    return ra.StoredRobots(
+        url=url,
+        final_url=url,
+        status=200,
+        error=None,
+        fetched_at=time.time(),
+        bytes_read=len(ROBOTS),
+        body=ROBOTS,
+    )
+
+
+@pytest.mark.parametrize("seconds", [1e17, 1e306])
+async def test_huge_keep_for_and_lease_ttl_are_capped_not_raised(
+    redis_server: RedisServer, prefix: str, raw: aioredis.Redis, seconds: float
+) -> None:
+    """put() with keep_for=seconds and acquire(ttl=seconds) succeed; both keys expire
+    (some day): a positive PTTL."""
+    store = RedisStore(redis_server.url, prefix=prefix, keep_for=seconds)
+    try:
+        await store.put(ORIGIN, record())
+        lease = await store.acquire(ORIGIN, seconds)
+        assert lease is not None
+        assert await store.acquire(ORIGIN, 1.0) is None  # held
+        assert await store.release(lease)
+    finally:
+        await store.aclose()
+    found = [key async for key in raw.scan_iter(match=f"{prefix}:rec:*")]
+    assert len(found) == 1
+    assert await raw.pttl(found[0]) > 0
+
+
+async def test_checker_with_a_huge_total_timeout_shares_through_redis(
+    redis_server: RedisServer, prefix: str, sites: Sites
+) -> None:
+    """FetchPolicy(total_timeout=1e306) is accepted (finite), so it must work: the lease
+    TTL (total_timeout + 5) reaches Redis capped, the verdict is the site's, no store
+    error, and a second checker is answered from the record."""
+    [site] = await sites.add()
+    policy = ra.FetchPolicy(total_timeout=1e306, connect_timeout=5.0)
+    checkers = []
+    for _ in range(2):
+        store = RedisStore(redis_server.url, prefix=prefix)
+        checkers.append((ra.RobotsChecker(USER_AGENT, store=store, fetch_policy=policy), store))
+    try:
+        for checker, _store in checkers:
+            assert not await checker.allowed(site.url("/private/x"))
+            assert await checker.allowed(site.url("/public"))
+        stats = [checker.stats.cache for checker, _ in checkers]
+        assert [s.store_errors for s in stats] == [0, 0]
+        assert (stats[0].fetches, stats[1].fetches, stats[1].store_hits) == (1, 0, 1)
+        assert site.count() == 1
+    finally:
+        for checker, store in checkers:
+            await checker.aclose()
+            await store.aclose()
