@@ -9,7 +9,8 @@ worker (``workers * origins``). Prints the requests and wall time of both runs, 
 the verdicts against the loopback robots.txt (it disallows /private/ only) split in two:
 fail-open (/private/x allowed: never acceptable, the exit status is 1) and safe denials
 (/a disallowed) with why, e.g. "unreachable/local-limit": a fetch our own lanes refused
-on an overloaded machine, answered "disallow" until retried. Without --redis-url a redis-server is started on a free loopback port.
+on an overloaded machine, answered "disallow" until retried. Without --redis-url a
+redis-server is started on a free loopback port.
 """
 
 from __future__ import annotations
