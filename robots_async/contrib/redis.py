@@ -120,6 +120,13 @@ class RedisStore:
         self._ready_lock = asyncio.Lock()
         self._learnt = False
 
+    @property
+    def retry_failures(self) -> bool:
+        """True on a Redis Cluster: a failed or unanswered command may be a failover
+        under way (seconds), so the cache tries again within its patience before
+        fetching by itself. A single server's failures are not retried."""
+        return isinstance(self._redis, RedisCluster)
+
     async def get(self, origin: Origin) -> StoredRobots | None:
         """The record for ``origin``, or None.
 
