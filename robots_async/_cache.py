@@ -453,7 +453,7 @@ class RobotsCache:
 
     #: Seconds one store call may take (at most the fetch's total_timeout).
     _STORE_TIMEOUT = 2.0
-    #: Seconds a refresh (and, apart, the holder's write) keeps trying a store whose
+    #: Seconds a refresh (and, apart, the holder's record write) keeps trying a store whose
     #: failures may be transient (its ``retry_failures`` is true: a Redis Cluster
     #: failing over, which takes seconds) before answering locally; at most
     #: total_timeout, counted from the first failure, and not at all once every
@@ -631,7 +631,8 @@ class RobotsCache:
 
     async def _release(self, store: RobotsStore, lease: Lease) -> None:
         try:
-            await self._patiently(lambda: self._store_call(store.release(lease)))
+            # One try: after a shared record a lapsed lease costs nothing.
+            await self._store_call(store.release(lease))
         except StoreError as exc:
             self._count("store_errors")
             logger.warning("could not release the robots lease for %s: %s", lease.origin, exc)
