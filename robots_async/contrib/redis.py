@@ -181,8 +181,10 @@ class RedisStore:
 
     async def _call(self, command: Callable[[], Awaitable[Any]]) -> Any:
         """Run ``command()`` within the timeout, counting the wait for a connection."""
+        task = asyncio.ensure_future(self._limited(command))
+        task.add_done_callback(_retrieved)
         try:
-            return await asyncio.wait_for(self._limited(command), self._timeout)
+            return await asyncio.wait_for(task, self._timeout)
         except asyncio.TimeoutError as exc:
             self._rediscover()
             raise StoreError(f"redis: no answer within {self._timeout:g} s") from exc
@@ -249,6 +251,15 @@ def _client_options(client: aioredis.Redis | RedisCluster) -> dict[str, Any]:
         return dict(client.get_connection_kwargs())
     pool = client.connection_pool
     return {**pool.connection_kwargs, "max_connections": pool.max_connections}
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """Mark a command's failure as seen: when our caller is cancelled first (the
+    cache's own timeout), redis-py may still turn the cancellation into a
+    ClusterDownError or ConnectionError that nobody awaits (asyncio then logs
+    "Task exception was never retrieved"; seen during failovers)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _text(name: bytes | str) -> str:

@@ -4,6 +4,7 @@ across worker processes, and every check answered while a master is killed."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import time
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from redis.asyncio.cluster import RedisCluster
 from redis.crc import key_slot
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 import robots_async as ra
 from robots_async.contrib.redis import RedisStore
@@ -218,3 +220,37 @@ async def test_frozen_cluster_delays_checks_within_the_store_patience(
     finally:
         await checker.aclose()
         await store.aclose()
+
+
+async def test_command_failing_after_its_caller_was_cancelled_is_not_logged(
+    redis_cluster: LocalCluster, prefix: str
+) -> None:
+    """A command that turns its cancellation into a RedisError (as redis-py's cluster
+    client does during a failover) after the caller gave up: no "Task exception was
+    never retrieved" from the event loop."""
+    unseen: list[dict[str, Any]] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _loop, context: unseen.append(context))
+    started = asyncio.Event()
+
+    async def stubborn() -> None:
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            raise RedisConnectionError("cluster is down") from None
+
+    try:
+        async with RedisStore(redis_cluster.url, prefix=prefix, timeout=5.0) as store:
+            call = asyncio.ensure_future(store._call(stubborn))
+            await started.wait()
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+        for _ in range(3):  # let the inner task finish and be collected
+            await asyncio.sleep(0)
+        gc.collect()
+        await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(None)
+    assert [c.get("message") for c in unseen] == []
