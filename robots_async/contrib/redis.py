@@ -17,6 +17,8 @@ Redis Cluster works unchanged: give a ``redis+cluster://host:port`` URL (any nod
 a ``redis.asyncio.RedisCluster``. An origin's keys carry its name as a hash tag
 (``prefix:rec:{http://host:80}``), so they live in one slot, and every command and
 script touches one key of one origin.
+While a master fails over (seconds), the cache retries a failed command (its
+``retry_failures``) for up to 5 s before fetching by itself.
 """
 
 from __future__ import annotations
