@@ -454,9 +454,19 @@ class RobotsCache:
 
     #: Seconds one store call may take (at most the fetch's total_timeout).
     _STORE_TIMEOUT = 2.0
+    #: Seconds a refresh (and, apart, the holder's record write) keeps trying a store whose
+    #: failures may be transient (its ``retry_failures`` is true: a Redis Cluster
+    #: failing over, which takes seconds) before answering locally; at most
+    #: total_timeout, counted from the first failure, and not at all once every
+    #: store call has failed for that long (a dead store then costs one call).
+    _STORE_PATIENCE = 5.0
+    _RETRY_FIRST = 0.1
+    _RETRY_MAX = 1.0
     #: Failures counted at most from a record: 2**63 error TTLs exceed any
     #: max_error_ttl, and a larger count from a record would only overflow a float.
     _MAX_SHARED_FAILURES = 64
+    #: Since when (event loop clock) every store call failed; None after a success.
+    _store_down_since: float | None = None
 
     async def _fetch_shared(
         self, origin: Origin, previous: CacheEntry | None, generation: int
@@ -464,42 +474,78 @@ class RobotsCache:
         """Use a fresh shared record, else fetch under the lease (or wait for it).
 
         A store that fails or does not answer in time is left alone for the rest of
-        this refresh: the answer comes from a local fetch.
+        this refresh (after retries within _STORE_PATIENCE if its error is
+        transient): the answer comes from a local fetch.
         """
         store = self._store
         assert store is not None
-        lease: Lease | None = None
         faults: set[str] = set()  # invalid records seen by this refresh (counted once)
+        try:
+            return await self._patiently(
+                partial(self._use_store, store, origin, previous, generation, faults)
+            )
+        except StoreError as exc:
+            self._store_failed(origin, exc)
+            return await self._fetch_locally(origin, previous, generation)
+
+    async def _use_store(
+        self,
+        store: RobotsStore,
+        origin: Origin,
+        previous: CacheEntry | None,
+        generation: int,
+        faults: set[str],
+    ) -> CacheEntry:
+        """One pass of the shared protocol; a StoreError before the fetch escapes."""
+        lease: Lease | None = None
         try:  # whatever happens, a lease we took is given back
-            try:
-                record = await self._read_record(store, origin, faults)
+            record = await self._read_record(store, origin, faults)
+            entry = self._fresh_entry(origin, record, previous, generation)
+            if entry is None:
+                lease = await self._store_call(store.acquire(origin, self._lease_ttl()))
+                if lease is None:
+                    entry, lease = await self._wait_for_holder(
+                        store, origin, previous, generation, faults
+                    )
+            if entry is None and lease is not None:
+                # The previous holder may have written its record and released
+                # the lease between our read and our acquire: read once more.
+                record = await self._read_record(store, origin, faults) or record
                 entry = self._fresh_entry(origin, record, previous, generation)
-                if entry is None:
-                    lease = await self._store_call(store.acquire(origin, self._lease_ttl()))
-                    if lease is None:
-                        entry, lease = await self._wait_for_holder(
-                            store, origin, previous, generation, faults
-                        )
-                if entry is None and lease is not None:
-                    # The previous holder may have written its record and released
-                    # the lease between our read and our acquire: read once more.
-                    record = await self._read_record(store, origin, faults) or record
-                    entry = self._fresh_entry(origin, record, previous, generation)
-                if entry is not None:
-                    self._count("store_hits")
-                    return entry
-                usable_state = record is not None and unlike_own_fetch(record, self._policy) is None
-                if previous is None and record is not None and usable_state:
-                    previous = self._from_record(origin, record, None, generation)
-            except StoreError as exc:
-                self._store_failed(origin, exc)
-                return await self._fetch_locally(origin, previous, generation)
+            if entry is not None:
+                self._count("store_hits")
+                return entry
+            usable_state = record is not None and unlike_own_fetch(record, self._policy) is None
+            if previous is None and record is not None and usable_state:
+                previous = self._from_record(origin, record, None, generation)
             entry = await self._fetch_locally(origin, previous, generation)
             await self._share(store, entry)
             return entry
         finally:
             if lease is not None:
                 await self._release(store, lease)
+
+    async def _patiently(self, attempt: Callable[[], Awaitable[_T]]) -> _T:
+        """``attempt()``, tried again with back-off after a transient store error
+        until the patience (from the first failure) runs out.
+        :raises StoreError: the last failure."""
+        loop = asyncio.get_running_loop()
+        patience = min(self._STORE_PATIENCE, self._policy.total_timeout)
+        until: float | None = None
+        delay = self._RETRY_FIRST
+        while True:
+            try:
+                return await attempt()
+            except StoreError as exc:
+                now = loop.time()
+                until = now + patience if until is None else until
+                down = self._store_down_since
+                limit = until if down is None else min(until, down + patience)
+                transient = getattr(self._store, "retry_failures", False) is True
+                if not transient or isinstance(exc, InvalidRecordError) or now + delay >= limit:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self._RETRY_MAX)
 
     async def _read_record(
         self, store: RobotsStore, origin: Origin, faults: set[str]
@@ -576,7 +622,8 @@ class RobotsCache:
         if record is None:
             return
         try:
-            await self._store_call(store.put(entry.origin, record))
+            # Retried through a failover: the workers waiting on our lease need it.
+            await self._patiently(lambda: self._store_call(store.put(entry.origin, record)))
         except StoreError as exc:
             self._store_failed(entry.origin, exc)
 
@@ -586,6 +633,7 @@ class RobotsCache:
 
     async def _release(self, store: RobotsStore, lease: Lease) -> None:
         try:
+            # One try: after a shared record a lapsed lease costs nothing.
             await self._store_call(store.release(lease))
         except StoreError as exc:
             self._count("store_errors")
@@ -598,9 +646,22 @@ class RobotsCache:
         """
         timeout = min(self._STORE_TIMEOUT, self._policy.total_timeout)
         try:
-            return await asyncio.wait_for(call, timeout)
+            result = await asyncio.wait_for(call, timeout)
         except asyncio.TimeoutError as exc:
+            self._store_down()
             raise StoreError(f"no answer within {timeout:g} s") from exc
+        except InvalidRecordError:
+            self._store_down_since = None  # the store answered
+            raise
+        except StoreError:
+            self._store_down()
+            raise
+        self._store_down_since = None
+        return result
+
+    def _store_down(self) -> None:
+        if self._store_down_since is None:
+            self._store_down_since = asyncio.get_running_loop().time()
 
     def _lease_ttl(self) -> float:
         # Long enough for one whole fetch; a dead holder blocks others no longer.

@@ -191,7 +191,12 @@ def decode(fields: Mapping[str, object]) -> StoredRobots:
         metadata = json.loads(raw)
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError alike
         raise InvalidRecordError("meta", f"not JSON ({exc})") from exc
-    return StoredRobots.from_parts(metadata, fields.get("body", b""), fields.get("last_good"))
+    record = StoredRobots.from_parts(metadata, fields.get("body", b""), fields.get("last_good"))
+    if "body" not in fields:
+        # encode() always writes it: a hash without it was cut or edited, and a 2xx
+        # read with an empty body would allow everything.
+        raise InvalidRecordError("body", "missing")
+    return record
 
 
 def validate(record: object) -> StoredRobots:

@@ -17,6 +17,8 @@ Redis Cluster works unchanged: give a ``redis+cluster://host:port`` URL (any nod
 a ``redis.asyncio.RedisCluster``. An origin's keys carry its name as a hash tag
 (``prefix:rec:{http://host:80}``), so they live in one slot, and every command and
 script touches one key of one origin.
+While a master fails over (seconds), the cache retries a failed command (its
+``retry_failures``) for up to 5 s before fetching by itself.
 """
 
 from __future__ import annotations
@@ -124,6 +126,13 @@ class RedisStore:
         self._ready_lock = asyncio.Lock()
         self._learnt = False
 
+    @property
+    def retry_failures(self) -> bool:
+        """True on a Redis Cluster: a failed or unanswered command may be a failover
+        under way (seconds), so the cache tries again within its patience before
+        fetching by itself. A single server's failures are not retried."""
+        return isinstance(self._redis, RedisCluster)
+
     async def get(self, origin: Origin) -> StoredRobots | None:
         """The record for ``origin``, or None.
 
@@ -178,8 +187,10 @@ class RedisStore:
 
     async def _call(self, command: Callable[[], Awaitable[Any]]) -> Any:
         """Run ``command()`` within the timeout, counting the wait for a connection."""
+        task = asyncio.ensure_future(self._limited(command))
+        task.add_done_callback(_retrieved)
         try:
-            return await asyncio.wait_for(self._limited(command), self._timeout)
+            return await asyncio.wait_for(task, self._timeout)
         except asyncio.TimeoutError as exc:
             self._rediscover()
             raise StoreError(f"redis: no answer within {self._timeout:g} s") from exc
@@ -246,6 +257,15 @@ def _client_options(client: aioredis.Redis | RedisCluster) -> dict[str, Any]:
         return dict(client.get_connection_kwargs())
     pool = client.connection_pool
     return {**pool.connection_kwargs, "max_connections": pool.max_connections}
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """Mark a command's failure as seen: when our caller is cancelled first (the
+    cache's own timeout), redis-py may still turn the cancellation into a
+    ClusterDownError or ConnectionError that nobody awaits (asyncio then logs
+    "Task exception was never retrieved"; seen during failovers)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _text(name: bytes | str) -> str:

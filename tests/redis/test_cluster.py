@@ -4,6 +4,7 @@ across worker processes, and every check answered while a master is killed."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import time
@@ -14,6 +15,7 @@ import pytest
 import redis
 from redis.asyncio.cluster import RedisCluster
 from redis.crc import key_slot
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 import robots_async as ra
 from robots_async.contrib.redis import RedisStore
@@ -123,8 +125,9 @@ async def test_master_killed_mid_run_every_check_answered(
     replicated_cluster: LocalCluster, prefix: str, sites: Sites, start_worker: StartWorker
 ) -> None:
     """A master is SIGKILLed while 4 workers check 300 slow origins: every check is
-    answered, none fails open (a store failure falls back to the worker's own fetch,
-    or to our own limits' safe "disallow"), and no worker fetches an origin twice."""
+    answered, none fails open, and no origin is fetched more than twice in all (the
+    workers keep trying the cluster through the failover, within the store patience,
+    instead of each fetching for itself: measured {4: 300} before that, {1: 300} after)."""
     origins = await sites.add(300, delay=0.3)
     args = ("--redis-url", replicated_cluster.url, "--prefix", prefix, "--redis-timeout", "1")
     # A 5 s fetch deadline: a lease its dead holder never released lapses in 10 s.
@@ -148,7 +151,7 @@ async def test_master_killed_mid_run_every_check_answered(
     denied = sum(len(wrong_verdicts(report)) for report in reports)
     during = Counter(site.count() for site in origins)
     print(f"fetches per origin while a master died: {dict(during)}; safe denials: {denied}")
-    assert max(during) <= 4  # at most once per worker
+    assert max(during) <= 2
 
 
 @failover
@@ -187,3 +190,79 @@ async def test_store_serves_again_after_failover(
     print(f"origins with a failed call: {failed} during the failover, {after} after")
     assert failed > 0  # the kill was felt
     assert after == 0
+
+
+async def test_frozen_cluster_delays_checks_within_the_store_patience(
+    replicated_cluster: LocalCluster, prefix: str, sites: Sites
+) -> None:
+    """Every node frozen (SIGSTOP: a black hole): the first checks wait at most the
+    store patience (5 s) plus two store timeouts before fetching by themselves; once
+    the store has failed for that long, a check costs one store timeout only."""
+    warm, first, second = [await sites.add(n) for n in (1, 4, 4)]
+    store = RedisStore(replicated_cluster.url, prefix=prefix, timeout=1.0)
+    policy = ra.FetchPolicy.rfc9309(total_timeout=10.0)
+    checker = ra.RobotsChecker("ClusterTestBot/1.0", store=store, fetch_policy=policy)
+
+    async def timed(url: str, took: list[float]) -> bool:
+        start = time.monotonic()
+        allowed = await checker.allowed(url)
+        took.append(time.monotonic() - start)
+        return allowed
+
+    async def wave(origins: list[Site]) -> list[float]:
+        took: list[float] = []
+        checks = [timed(site.url(path), took) for site in origins for path in ("/private/x", "/a")]
+        assert await asyncio.wait_for(asyncio.gather(*checks), 60) == [False, True] * 4
+        return took
+
+    try:
+        assert await checker.allowed(warm[0].url("/a"))
+        for node in replicated_cluster.nodes:
+            os.kill(node.pid, signal.SIGSTOP)
+        try:
+            patient, impatient = await wave(first), await wave(second)
+        finally:
+            for node in replicated_cluster.nodes:
+                os.kill(node.pid, signal.SIGCONT)
+        print(f"frozen cluster: first checks {max(patient):.1f} s, later {max(impatient):.1f} s")
+        assert 3.0 < max(patient) < 5.0 + 2 * 1.0 + 4.0  # + margin for a loaded machine
+        assert max(impatient) < 1.0 + 3.0
+        assert [site.count() for site in first + second] == [1] * 8
+        assert checker.stats.cache.store_errors == 8
+    finally:
+        await checker.aclose()
+        await store.aclose()
+
+
+async def test_command_failing_after_its_caller_was_cancelled_is_not_logged(
+    redis_cluster: LocalCluster, prefix: str
+) -> None:
+    """A command that turns its cancellation into a RedisError (as redis-py's cluster
+    client does during a failover) after the caller gave up: no "Task exception was
+    never retrieved" from the event loop."""
+    unseen: list[dict[str, Any]] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _loop, context: unseen.append(context))
+    started = asyncio.Event()
+
+    async def stubborn() -> None:
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            raise RedisConnectionError("cluster is down") from None
+
+    try:
+        async with RedisStore(redis_cluster.url, prefix=prefix, timeout=5.0) as store:
+            call = asyncio.ensure_future(store._call(stubborn))
+            await started.wait()
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+        for _ in range(3):  # let the inner task finish and be collected
+            await asyncio.sleep(0)
+        gc.collect()
+        await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(None)
+    assert [c.get("message") for c in unseen] == []

@@ -181,6 +181,31 @@ async def test_unreadable_record_raises_store_error_and_cache_replaces_it(
     assert fixed.body == ROBOTS
 
 
+async def test_record_without_its_body_field_is_refused_not_read_as_empty(
+    make_store: Callable[..., RedisStore],
+    make_checker: Callable[..., ra.RobotsChecker],
+    raw: aioredis.Redis,
+    prefix: str,
+    sites: Sites,
+) -> None:
+    """A 200 record whose hash lost its body field (cut or edited by hand) is invalid:
+    read as an empty robots.txt it would allow everything (fail open)."""
+    store = make_store()
+    [site] = await sites.add()
+    url = site.origin.robots_url
+    await store.put(
+        site.origin, record(url=url, final_url=url, last_good_body=None, last_good_at=None)
+    )
+    [key] = await keys(raw, prefix)
+    await raw.hdel(key, "body")
+    with pytest.raises(ra.InvalidRecordError, match="body: missing"):
+        await store.get(site.origin)
+    checker = make_checker(store)
+    assert not await checker.allowed(site.url("/private/x"))
+    assert checker.stats.cache.store_invalid == 1
+    assert site.count() == 1
+
+
 # --- leases -------------------------------------------------------------------------
 
 

@@ -209,12 +209,12 @@ POISONED: list[tuple[str, dict[str, bytes], str]] = [
     ("fetched-at-inf", {"meta": json.dumps(_meta(fetched_at=float("inf"))).encode()}, "fetched_at"),
     (
         "url-of-another-origin",
-        {"meta": json.dumps(_meta(url="http://127.0.0.1:1/robots.txt")).encode()},
+        {"meta": json.dumps(_meta(url="http://127.0.0.1:1/robots.txt")).encode(), "body": b""},
         "url",
     ),
     (
         "fetched-at-2-days-ahead",
-        {"meta": json.dumps(_meta(fetched_at=time.time() + 2 * DAY)).encode()},
+        {"meta": json.dumps(_meta(fetched_at=time.time() + 2 * DAY)).encode(), "body": b""},
         "fetched_at",
     ),
     (
