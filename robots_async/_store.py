@@ -51,7 +51,11 @@ class Lease:
 class RobotsStore(Protocol):
     """Where records are shared. A method that fails raises ``robots_async.StoreError``
     (``InvalidRecordError`` for a record that does not conform); the cache then
-    carries on with its own fetch. The cache bounds every call with a timeout."""
+    carries on with its own fetch. The cache bounds every call with a timeout.
+
+    Optional: a ``retry_failures`` attribute that is True when failures may be
+    transient (a Redis Cluster failing over); the cache then retries the store for up
+    to 5 s before fetching by itself, so the fleet still fetches each origin once."""
 
     async def get(self, origin: Origin) -> StoredRobots | None:
         """The record for ``origin``, or None."""
