@@ -15,6 +15,7 @@ from urllib.parse import urljoin
 
 from ._agent import require_token
 from ._cache import CacheEntry, CacheStats, RobotsCache
+from ._closing import AsyncClosing
 from ._config import check_checker
 from ._errors import ClosedError, EventLoopError
 from ._fetch_policy import FetchPolicy, Source
@@ -23,10 +24,8 @@ from ._wire import wire_url
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
-    from types import TracebackType
 
     import aiohttp
-    from typing_extensions import Self
     from yarl import URL
 
     from ._fetcher import Fetcher
@@ -86,7 +85,7 @@ class CheckerStats:
     cache: CacheStats
 
 
-class RobotsChecker:
+class RobotsChecker(AsyncClosing):
     """Answers "may I fetch this URL?" for a crawler, fetching robots.txt as needed.
 
     :param user_agent: the crawler's User-Agent header (sent when fetching robots.txt;
@@ -334,17 +333,6 @@ class RobotsChecker:
             await self._cache.aclose()
         if owns_fetcher:
             await self._fetcher.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def _entry(self, origin: Origin) -> tuple[CacheEntry, bool]:
         self._bind()

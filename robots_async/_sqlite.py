@@ -32,15 +32,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ._closing import AsyncClosing
 from ._errors import StoreError
 from ._records import decode, encode
 from ._store import Lease, StoredRobots, StoreSchemaError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from types import TracebackType
-
-    from typing_extensions import Self
 
     from ._url import Origin
 
@@ -90,7 +88,7 @@ VALUES (?, ?, ?, ?, ?)
 _GET = "SELECT meta, body, last_good FROM records WHERE origin = ? AND written_at >= ?"
 
 
-class SQLiteStore:
+class SQLiteStore(AsyncClosing):
     """:class:`robots_async.RobotsStore` in an SQLite file (WAL mode).
 
     The file is opened (created if missing) here, so a layout from a newer version
@@ -170,17 +168,6 @@ class SQLiteStore:
             )
         finally:
             self._executor.shutdown(wait=False)
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     # --- on the store's thread ------------------------------------------------------
 

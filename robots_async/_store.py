@@ -18,14 +18,12 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from ._closing import AsyncClosing
 from ._errors import StoreError
 from ._records import StoredRobots
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from types import TracebackType
-
-    from typing_extensions import Self
 
     from ._url import Origin
 
@@ -79,7 +77,7 @@ class RobotsStore(Protocol):
         ...
 
 
-class MemoryStore:
+class MemoryStore(AsyncClosing):
     """:class:`RobotsStore` in this process: a dict of records and of leases."""
 
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
@@ -118,14 +116,3 @@ class MemoryStore:
 
     async def aclose(self) -> None:
         """Nothing to release."""
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

@@ -41,15 +41,13 @@ except ImportError as exc:  # pragma: no cover - exercised without redis install
         "robots_async.contrib.redis needs redis-py: pip install 'robots-async[redis]'"
     ) from exc
 
+from .._closing import AsyncClosing
 from .._errors import StoreError, _shown
 from .._records import decode, encode
 from .._store import Lease, StoredRobots
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
-    from types import TracebackType
-
-    from typing_extensions import Self
 
     from .._url import Origin
 
@@ -80,7 +78,7 @@ return 1
 """
 
 
-class RedisStore:
+class RedisStore(AsyncClosing):
     """:class:`robots_async.RobotsStore` on Redis.
 
     :param client: a ``redis://`` URL, a ``redis+cluster://`` URL (a node of a Redis
@@ -169,17 +167,6 @@ class RedisStore:
         """Close the client if this store created it."""
         if self._owns:
             await self._redis.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def _key(self, kind: str, origin: Origin) -> str:
         # The origin in braces is the key's hash tag: one slot per origin in a cluster.
