@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import robots_async as ra
-from robots_async.contrib.redis import RedisStore
 
 from .conftest import USER_AGENT
 
@@ -82,6 +81,9 @@ def test_message_of_a_huge_value_is_short() -> None:
 def test_redis_store_refuses_numbers_beyond_floats(option: str, value: float) -> None:
     """Found: RedisStore(keep_for=10**400) raised OverflowError (no server is contacted
     at construction)."""
+    pytest.importorskip("redis")
+    from robots_async.contrib.redis import RedisStore
+
     with pytest.raises(ValueError, match=f"RedisStore {option}"):
         RedisStore("redis://127.0.0.1:1/0", **{option: value})
 
