@@ -17,10 +17,10 @@ from aiohttp import web
 from robots_async.cli import main
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable
+    from collections.abc import Awaitable, Callable
     from pathlib import Path
 
-    Serve = Callable[[web.Application], Awaitable[str]]
+    from .conftest import Serve
 
 ROBOTS = """\
 User-agent: *
@@ -46,23 +46,6 @@ def robots_file(tmp_path: Path) -> str:
     path = tmp_path / "robots.txt"
     path.write_text(ROBOTS)
     return str(path)
-
-
-@pytest.fixture
-async def serve() -> AsyncIterator[Serve]:
-    """Start aiohttp apps on 127.0.0.1 (each on its own port: its own origin)."""
-    runners: list[web.AppRunner] = []
-
-    async def start(app: web.Application) -> str:
-        runner = web.AppRunner(app)
-        await runner.setup()
-        runners.append(runner)
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        return f"http://127.0.0.1:{runner.addresses[0][1]}"
-
-    yield start
-    for runner in runners:
-        await runner.cleanup()
 
 
 def robots_app(hits: Counter[str], body: str = ROBOTS, status: int = 200) -> web.Application:

@@ -21,33 +21,15 @@ from aiohttp import web
 from robots_async.cli import main
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable
     from pathlib import Path
 
-    Serve = Callable[[web.Application], Awaitable[str]]
+    from .conftest import Serve
 
 ROBOTS = "User-agent: *\nDisallow: /private/\n"
 #: Seconds a slow origin takes to answer robots.txt.
 SLOW = 1.5
 #: Lines between two slow origins: more than the old 1,024-check window.
 APART = 1_100
-
-
-@pytest.fixture
-async def serve() -> AsyncIterator[Serve]:
-    """Start aiohttp apps on 127.0.0.1 (each on its own port: its own origin)."""
-    runners: list[web.AppRunner] = []
-
-    async def start(app: web.Application) -> str:
-        runner = web.AppRunner(app)
-        await runner.setup()
-        runners.append(runner)
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        return f"http://127.0.0.1:{runner.addresses[0][1]}"
-
-    yield start
-    for runner in runners:
-        await runner.cleanup()
 
 
 def robots_app(hits: Counter[str], *, delay: float = 0.0) -> web.Application:

@@ -17,9 +17,8 @@ from robots_async.cli import _fetch_policy, build_parser, main
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import AsyncIterator, Awaitable, Callable
 
-    Serve = Callable[[web.Application], Awaitable[str]]
+    from .conftest import Serve
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
 USAGE_ROBOTS = """\
@@ -32,23 +31,6 @@ Content-Usage: /odd TRAIN=n, foo=y
 Disallow: /private
 """
 HTML = b"<!DOCTYPE html>\n<html><head><title>Not found</title></head><body>x</body></html>\n"
-
-
-@pytest.fixture
-async def serve() -> AsyncIterator[Serve]:
-    """Start aiohttp apps on 127.0.0.1 (each on its own port: its own origin)."""
-    runners: list[web.AppRunner] = []
-
-    async def start(app: web.Application) -> str:
-        runner = web.AppRunner(app)
-        await runner.setup()
-        runners.append(runner)
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        return f"http://127.0.0.1:{runner.addresses[0][1]}"
-
-    yield start
-    for runner in runners:
-        await runner.cleanup()
 
 
 def app_serving(
