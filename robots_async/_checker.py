@@ -5,9 +5,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-import re
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -37,13 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CheckerStats", "Decision", "RobotsChecker"]
 
-# "scheme://authority" of an absolute URL: the memo key of its Origin.
-_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
-#: Origins memoised (LRU), and the longest key memoised: a URL with a huge
-#: authority (userinfo) is parsed each time rather than kept.
-_ORIGIN_MEMO = 4096
-_ORIGIN_KEY_MAX = 256
-#: require_token() memoised for allowed(): crawlers pass a handful of User-Agents.
+#: require_token() memoised for per-call user_agent=: crawlers pass a handful of them.
 _cached_token = lru_cache(maxsize=256)(require_token)
 
 
@@ -163,7 +155,6 @@ class RobotsChecker(AsyncClosing):
         self._max_delay = max_delay
         self._clock = clock
         self._sleep = sleep
-        self._origins: OrderedDict[str, Origin] = OrderedDict()
         # Pacing: the next free visit time of each origin with one in the future, and
         # a heap of (time, n, origin) that lets wait() forget past ones in O(log n).
         self._next_visit: dict[Origin, float] = {}
@@ -204,8 +195,6 @@ class RobotsChecker(AsyncClosing):
         :raises InvalidURLError: if ``url`` is not an absolute http(s) URL.
         """
         url = wire_url(url)
-        # Origin.from_url() answers a usual URL in ~0.5 us, as fast as the origin memo
-        # hits, and a memo that misses (more origins than it holds) costs 4x that.
         origin = Origin.from_url(url)
         entry = self._fresh(origin)
         if entry is None:
@@ -357,25 +346,12 @@ class RobotsChecker(AsyncClosing):
             self._loop = loop
 
     def _origin(self, url: str) -> Origin:
-        """Origin of ``url``, memoised by its "scheme://authority" prefix."""
-        prefix = _AUTHORITY.match(url)
-        if prefix is None:
-            return Origin.from_url(url)
-        key = prefix.group()
-        origins = self._origins
-        origin = origins.get(key)
-        if origin is not None:
-            origins.move_to_end(key)
-            return origin
-        origin = Origin.from_url(url)
-        if len(key) <= _ORIGIN_KEY_MAX:
-            origins[key] = origin
-            if len(origins) > _ORIGIN_MEMO:
-                origins.popitem(last=False)
-        return origin
+        # No memo: Origin.from_url() answers a usual URL in ~0.5 us, as fast as a memo
+        # hit, and a memo costs memory per distinct authority (userinfo included).
+        return Origin.from_url(url)
 
     def _token_for(self, user_agent: str | None) -> str:
-        return self._token if user_agent is None else require_token(user_agent)
+        return self._token if user_agent is None else _cached_token(user_agent)
 
     def _forget_past_visits(self, now: float) -> None:
         """Drop reservations that have passed (each heap item is popped once)."""

@@ -1,5 +1,5 @@
 """Honest memory and bounded memos: ``max_memory`` bounds what the cache really keeps
-(tracemalloc), the origin memo is LRU-bounded, pacing forgets past visits in O(log n)."""
+(tracemalloc), no state is kept per authority, pacing forgets past visits in O(log n)."""
 
 from __future__ import annotations
 
@@ -183,27 +183,26 @@ def test_size_estimate_covers_each_corpus_file() -> None:
 # --- bounded memos --------------------------------------------------------------------
 
 
-async def test_origin_memo_is_lru_and_skips_huge_keys(
+async def test_no_state_kept_per_authority(
     make_checker: Any,
 ) -> None:
-    """The origin memo keeps the 4,096 most recently used authorities, none over 256
-    characters (a URL with 100 KB of userinfo is parsed, not kept)."""
+    """Asking about 5,000 authorities (and URLs with 100 KB of userinfo) leaves nothing
+    allocated by robots_async behind: origins are derived per call, never memoised."""
     checker: ra.RobotsChecker = make_checker(USER_AGENT)
-    huge = "http://" + "u" * 100_000 + "@example.com/"
-    for _ in range(3):
-        assert checker.invalidate(huge) is False
-    assert len(checker._origins) == 0
-    first = "http://host-0.example/"
-    checker.invalidate(first)
-    for i in range(1, 5000):
-        checker.invalidate(f"http://host-{i}.example/")
-        if i % 100 == 0:
-            checker.invalidate(first)  # kept in use: never evicted
-    memo = checker._origins
-    assert len(memo) == 4096
-    assert "http://host-0.example" in memo
-    assert "http://host-1.example" not in memo  # least recently used, evicted
-    assert "http://host-4999.example" in memo
+    ours = [tracemalloc.Filter(True, "*/robots_async/*")]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot().filter_traces(ours)
+        for _ in range(3):
+            assert checker.invalidate("http://" + "u" * 100_000 + "@example.com/") is False
+        for i in range(5000):
+            checker.invalidate(f"http://host-{i}.example/")
+        gc.collect()
+        after = tracemalloc.take_snapshot().filter_traces(ours)
+    finally:
+        tracemalloc.stop()
+    grown = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
+    assert grown < 16 * 1024, after.compare_to(before, "lineno")[:5]
 
 
 class InstantFetcher:
