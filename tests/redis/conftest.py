@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -23,6 +21,8 @@ import redis.asyncio as aioredis
 from aiohttp import web
 
 import robots_async as ra
+
+from ..workers import JsonLinesWorker
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -291,69 +291,28 @@ class FakeClock:
 # --- worker subprocesses ------------------------------------------------------------
 
 
-class Worker:
+class Worker(JsonLinesWorker):
     """A ``worker.py`` subprocess: a RobotsChecker on a RedisStore, fed batches of URLs."""
-
-    def __init__(self, proc: asyncio.subprocess.Process, log: Path) -> None:
-        self.proc = proc
-        self.log = log
 
     @classmethod
     async def start(cls, log: Path, *args: str) -> Worker:
         """Start ``worker.py args...`` and wait until it is ready to check."""
-        with log.open("wb") as stderr:
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                str(WORKER_SCRIPT),
-                *args,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=stderr,
-                limit=1 << 24,
-            )
-        worker = cls(proc, log)
-        assert await worker._read(60.0) == {"ready": True}
+        worker = await cls.spawn(log, WORKER_SCRIPT, *args)
+        assert await worker.read(60.0) == {"ready": True}
         return worker
 
     async def send(self, urls: list[str], seed: int) -> None:
         """Ask the worker to check ``urls`` concurrently, in an order drawn from ``seed``."""
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({"urls": urls, "seed": seed}).encode() + b"\n")
-        await self.proc.stdin.drain()
+        await self.send_json({"urls": urls, "seed": seed})
 
     async def result(self, timeout: float = 100.0) -> dict[str, Any]:
         """The worker's report on the batch sent last: verdicts, elapsed, cache stats."""
-        return await self._read(timeout)
+        return await self.read(timeout)
 
     async def run(self, urls: list[str], seed: int, timeout: float = 100.0) -> dict[str, Any]:
         """:meth:`send` then :meth:`result`."""
         await self.send(urls, seed)
         return await self.result(timeout)
-
-    async def _read(self, timeout: float) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
-        if not line:
-            await self.proc.wait()
-            stderr = self.log.read_text(errors="replace")[-4000:]
-            raise AssertionError(f"worker exited ({self.proc.returncode}):\n{stderr}")
-        report: dict[str, Any] = json.loads(line)
-        return report
-
-    def stderr(self) -> str:
-        """What the worker wrote to stderr so far."""
-        return self.log.read_text(errors="replace")
-
-    async def close(self) -> None:
-        """Close stdin (the worker exits) and reap it; kill it if it hangs."""
-        if self.proc.returncode is None:
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-            try:
-                await asyncio.wait_for(self.proc.wait(), 15)
-            except asyncio.TimeoutError:
-                self.proc.kill()
-                await self.proc.wait()
 
 
 @pytest.fixture
