@@ -313,16 +313,6 @@ class RobotsParser:
                 warnings.append((n, W.NO_SEPARATOR, raw[:DETAIL_BYTES]))
         self._line = n
 
-    def _junk(self, raw: bytes, n: int) -> None:
-        """A line without a colon: ``key value`` (Google) or a warning."""
-        raw = raw.strip()
-        if not raw:
-            return
-        if raw[:1] in _KEY_INITIALS:
-            self._no_colon(raw, n)
-        elif len(self._builder.warnings) <= MAX_WARNINGS:
-            self._builder.warnings.append((n, W.NO_SEPARATOR, raw[:DETAIL_BYTES]))
-
     def _clip(self, lines: list[bytes]) -> list[bytes]:
         """Apply the line cap and NUL rule (rare, so kept off the hot loop)."""
         clipped = []
