@@ -8,6 +8,7 @@ against the general path on generated input (the conformance suites check verdic
 from __future__ import annotations
 
 import random
+from array import array
 
 import pytest
 from hypothesis import given, settings
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 import robots_async as ra
 from robots_async._errors import InvalidURLError
+from robots_async._matcher import Bucket
 from robots_async._url import Origin, _origin_of, _split_absolute
 
 _PIECES = [
@@ -90,3 +92,66 @@ def test_nested_prefixes_find_the_longest(rules: list[tuple[bool, str]], path: s
     else:
         _, allow, line = max(matching)
         assert (verdict.allowed, verdict.line) == (allow, -line)
+
+
+def _longest_literal(rules: list[tuple[bool, str]], path: str) -> tuple[bool, int]:
+    """The verdict and line of the longest literal prefix of ``path`` (Allow on a tie)."""
+    matching = [
+        (len(literal), allow, -line)
+        for line, (allow, literal) in enumerate(rules, start=2)
+        if path.startswith(literal)
+    ]
+    if not matching:
+        return True, 0
+    _, allow, line = max(matching)
+    return allow, -line
+
+
+@pytest.mark.parametrize(
+    ("seed", "size"), [(seed, size) for seed in range(4) for size in (60, 400)]
+)
+def test_parents_found_lazily_and_all_at_once_agree(seed: int, size: int) -> None:
+    """Wide sibling lists (long walks that link every literal), deep nesting and small
+    files (short walks through parents found earlier): every question, in any order,
+    gets the longest literal's verdict and line."""
+    rng = random.Random(seed)
+    literals = {"/" + "".join(rng.choices("ab", k=rng.randrange(0, 7))) for _ in range(size)}
+    if size > 100:
+        literals |= {f"/s{i}" for i in range(rng.randrange(0, 300))}  # siblings: long walks
+        literals |= {"/d" + "x" * k for k in range(rng.randrange(0, 200))}  # one deep chain
+    rules = [(rng.random() < 0.5, literal) for literal in sorted(literals, key=str)]
+    rng.shuffle(rules)
+    body = "User-agent: *\n" + "".join(
+        f"{'Allow' if allow else 'Disallow'}: {literal}\n" for allow, literal in rules
+    )
+    robots = ra.parse(body, max_bytes=None)
+    paths = [literal + rng.choice(["", "a", "/b", "zz"]) for _, literal in rules]
+    paths += ["/" + "".join(rng.choices("abc/sdx01", k=rng.randrange(0, 9))) for _ in range(300)]
+    rng.shuffle(paths)
+    for path in paths:
+        verdict = robots.explain("https://x.test" + path, robots_token="bot")
+        assert (verdict.allowed, verdict.line) == _longest_literal(rules, path), path
+        assert robots.allowed("https://x.test" + path, robots_token="bot") == verdict.allowed
+
+
+def _brute_parent(literals: list[str], i: int) -> int:
+    """Index of the longest literal that is a proper prefix of ``literals[i]`` (-1: none)."""
+    found = [j for j, other in enumerate(literals) if j != i and literals[i].startswith(other)]
+    return max(found, key=lambda j: len(literals[j]), default=-1)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_each_parent_found_lazily_is_the_longest_prefix(seed: int) -> None:
+    """Bucket._parent in random order (walks through parents found before, and walks
+    that give up and link all) equals a brute-force search, as does linking all."""
+    rng = random.Random(seed)
+    alphabet = rng.choice(["ab", "abc/", "a"])
+    literals = {"/" + "".join(rng.choices(alphabet, k=rng.randrange(1, 8))) for _ in range(150)}
+    bucket = Bucket((0,), array("i", [1]))
+    bucket.index(dict.fromkeys(literals, 1), [])
+    order = list(range(len(bucket.prefixes)))
+    rng.shuffle(order)
+    expected = [_brute_parent(bucket.prefixes, i) for i in range(len(bucket.prefixes))]
+    assert [bucket._parent(i) for i in order] == [expected[i] for i in order]
+    bucket._link_all()
+    assert list(bucket.parents) == expected
