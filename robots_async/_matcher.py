@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from itertools import compress
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from ._policy import normalise_patterns
+from ._prefixes import LiteralPrefixes
 from ._rules import Rule
+from ._wildcards import Wildcards, glob_match
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -222,41 +223,28 @@ def _file_order(rule: CompiledRule) -> tuple[int, bool]:
     return (rule.rank[2], rule.rank[1])
 
 
-#: Bucket.parents[i] before the parent of literal i is first needed.
-_UNKNOWN: Final = -2
-_UNLINKED: Final = (_UNKNOWN,)
-#: Steps of a lazy parent search before linking all literals (see Bucket._parent).
-_MAX_WALK: Final = 48
 # Shared by buckets without such entries; never mutated.
 _NO_INTS: Final = array("i")
-#: A wildcard rule: (score, head, tail, middle segments or None, anchored, minimum
-#: target size, pattern).
-GlobEntry = tuple[int, str, str, "tuple[str, ...] | None", bool, int, str]
 
 
-class Bucket:
+class Bucket(LiteralPrefixes):
     """The rules that apply to one agent, indexed so the best match is found fast.
 
-    Longest-match policies: ``prefixes`` are the distinct literal prefixes, sorted;
-    ``parents[i]`` is the index of the longest other literal that is a prefix of
-    ``prefixes[i]`` (-1: none; -2: not looked for yet) and ``signed[i]`` the line of
-    its deciding rule, negative for an Allow (its priority is its length).
+    Longest-match policies: the plain literals (see LiteralPrefixes) with
+    ``signed[i]``, the line of the rule deciding for ``prefixes[i]``, negative for
+    an Allow (its priority is its length).
     ``$``-anchored literals are a dict of scores, wildcard rules a list in decision
     order. First-match (the 1997 draft) keeps ``rules`` in file order instead.
     """
 
     __slots__ = (
         "exact",
-        "glob_heads",
-        "glob_tails",
-        "globs",
         "heads",
         "indices",
-        "parents",
-        "prefixes",
         "rules",
         "signed",
         "starts",
+        "wild",
     )
 
     def __init__(
@@ -271,16 +259,14 @@ class Bucket:
         self.prefixes: list[str] = []
         self.parents = self.signed = _NO_INTS
         self.exact: dict[str, int] | None = None
-        self.globs: list[GlobEntry] | None = None
-        self.glob_heads: tuple[str, ...] = ()
-        self.glob_tails: tuple[str, ...] = ()
+        self.wild: Wildcards | None = None
         #: What a target must start with to be disallowed at all (None: too many to
         #: test at once); RobotsTxt.allowed() answers most URLs with this one C call.
         self.heads: tuple[str, ...] | None = None
 
     def index(self, plain: dict[str, int], others: list[tuple[str, int]]) -> None:
         """Build the indexes from plain prefixes and the other rules (compile time)."""
-        globs: list[GlobEntry] = []
+        wild: list[tuple[str, str, int]] = []
         exact: dict[str, int] = {}
         heads: dict[str, None] | None = None
         if len(plain) + len(others) <= _MAX_QUICK_HEADS:
@@ -288,83 +274,26 @@ class Bucket:
         for pattern, rule in others:
             anchored = pattern[-1] == "$"
             body = pattern[:-1] if anchored else pattern.rstrip("*")
-            if "*" in body:
-                globs.append(_glob_entry(body, anchored, pattern, rule))
-            elif anchored:
+            if anchored and "*" not in body:
                 if rule > exact.get(body, -1):
                     exact[body] = rule
             else:
-                # "/a*": the literal "/a" with priority 3. Few per file: kept with the
-                # wildcards (tail "") so the literal index never weighs two priorities.
-                globs.append((rule, body, "", None, False, len(body), pattern))
+                # Wildcards, and "/a*": the literal "/a" with priority 3, kept apart so
+                # that the literal index never weighs two priorities.
+                wild.append((pattern, body, rule))
             if heads is not None and not rule & ALLOW_BIT:
                 # A Disallow needs the target to start with its literal (or head).
                 heads[body.partition("*")[0]] = None
         if heads is not None:
             self.heads = tuple(heads)
         if plain:
-            self._index_prefixes(plain)
+            literals = sorted(plain)
+            LiteralPrefixes.__init__(self, literals)
+            self.signed = array("i", map(plain.__getitem__, literals))
         if exact:
             self.exact = exact
-        if globs:
-            globs.sort(key=_score_of, reverse=True)
-            self.globs = globs
-            self.glob_heads = tuple(dict.fromkeys(entry[1] for entry in globs))
-            self.glob_tails = tuple(entry[2] for entry in globs)
-
-    def _index_prefixes(self, plain: dict[str, int]) -> None:
-        literals = sorted(plain)
-        self.prefixes = literals
-        # Parents are found when a question first needs them (_parent): the corpus's
-        # 20 questions a file needed 0.9 a file, and linking all 32 literals of a file
-        # at compile time was a fifth of the first question's cost (35 -> 27 us).
-        self.parents = array("i", _UNLINKED) * len(literals)
-        self.signed = array("i", map(plain.__getitem__, literals))
-
-    def _parent(self, i: int) -> int:
-        """The longest literal that is a proper prefix of ``prefixes[i]`` (-1: none).
-
-        It is the first prefix of ``prefixes[i]`` met walking back from ``i - 1``;
-        a literal that is not one sorts after that parent and so starts with it, so
-        its own known parent is a safe jump. A walk longer than _MAX_WALK steps links
-        every literal at once instead (linear), so no question walks further.
-        """
-        prefixes, parents = self.prefixes, self.parents
-        literal = prefixes[i]
-        j = i - 1
-        for _ in range(_MAX_WALK):
-            if j < 0 or literal.startswith(prefixes[j]):
-                parents[i] = j
-                return j
-            up = parents[j]
-            j = j - 1 if up == _UNKNOWN else up
-        self._link_all()  # a long walk costs as much as linking every literal
-        return parents[i]
-
-    def _link_all(self) -> None:
-        """Find every literal's parent in one pass over the sorted literals."""
-        parents = self.parents
-        # In sorted order every prefix of a literal comes before it, and no literal
-        # between the two drops it from this stack of nested literals: linear time.
-        # (The sentinel "" is a prefix of everything: no emptiness test per pop.)
-        stack = [""]
-        where = [-1]
-        for j, literal in enumerate(self.prefixes):
-            while not literal.startswith(stack[-1]):
-                stack.pop()
-                where.pop()
-            parents[j] = where[-1]
-            stack.append(literal)
-            where.append(j)
-
-    def _prefix(self, target: str) -> int:
-        """Index of the best literal prefix of ``target`` (-1: none); see best()."""
-        prefixes = self.prefixes
-        i = bisect_right(prefixes, target) - 1
-        while i >= 0 and not target.startswith(prefixes[i]):
-            up = self.parents[i]
-            i = self._parent(i) if up == _UNKNOWN else up
-        return i
+        if wild:
+            self.wild = Wildcards(wild)
 
     def best(self, target: str) -> int:
         """The best score among rules matching ``target``; -1 when none matches."""
@@ -381,7 +310,7 @@ class Bucket:
                     if up < 0:
                         if up == -1:
                             break
-                        up = self._parent(i)  # first walk through i
+                        up = self.parent(i)  # first walk through i
                         if up < 0:
                             break
                     i = up
@@ -395,9 +324,9 @@ class Bucket:
             hit = exact.get(target, -1)
             if hit > best:  # noqa: PLR1730 (max() costs a call on the hot path)
                 best = hit
-        globs = self.globs
-        if globs is not None and target.startswith(self.glob_heads):
-            best = _best_glob(globs, self.glob_tails, target, best)
+        wild = self.wild
+        if wild is not None:
+            best = wild.best(target, best)
         return best
 
     def allows(self, target: str) -> bool:
@@ -417,67 +346,12 @@ class Bucket:
 
     def _pattern(self, target: str, best: int) -> str:
         """The pattern of the rule scored ``best`` (it matches ``target``)."""
-        for entry in self.globs or ():
-            if entry[0] == best:
-                return entry[6]
+        pattern = self.wild.pattern(best) if self.wild is not None else None
+        if pattern is not None:
+            return pattern
         if self.exact is not None and self.exact.get(target) == best:
             return target + "$"
-        return self.prefixes[self._prefix(target)]
-
-
-def _best_glob(globs: list[GlobEntry], tails: tuple[str, ...], target: str, best: int) -> int:
-    """The best score of a wildcard rule matching ``target`` if above ``best``."""
-    size = len(target)
-    # A rule can match only if its last segment occurs in target: compress() and
-    # map() test that in C for every rule (corpus: 2,385 -> 1,448 ns per URL that reaches them).
-    candidates = compress(globs, map(target.__contains__, tails))
-    # In decision order: the first match is the best wildcard rule.
-    for rule, head, tail, middle, anchored, min_size, _ in candidates:
-        if rule <= best:
-            break
-        if size < min_size or not target.startswith(head):
-            continue
-        if middle is not None:
-            hit = glob_match(target, middle, anchored)
-        elif anchored:
-            hit = target.endswith(tail)
-        else:
-            hit = target.find(tail, len(head)) >= 0
-        if hit:
-            return rule
-    return best
-
-
-def _score_of(entry: GlobEntry) -> int:
-    return entry[0]
-
-
-def _glob_entry(body: str, anchored: bool, pattern: str, rule: int) -> GlobEntry:
-    segments = body.split("*")
-    if len(segments) > 2:
-        # "**" and other empty middle segments match anything; drop them.
-        segments = [segments[0], *(s for s in segments[1:-1] if s), segments[-1]]
-    middle = tuple(segments) if len(segments) > 2 else None
-    return (rule, segments[0], segments[-1], middle, anchored, sum(map(len, segments)), pattern)
-
-
-def glob_match(target: str, segments: tuple[str, ...], anchored: bool) -> bool:
-    """Match ``*``-separated ``segments`` against ``target`` from its first character."""
-    first = segments[0]
-    if not target.startswith(first):
-        return False
-    pos = len(first)
-    last = len(segments) - 1
-    for i in range(1, last):
-        segment = segments[i]
-        found = target.find(segment, pos)
-        if found < 0:
-            return False
-        pos = found + len(segment)
-    tail = segments[last]
-    if anchored:
-        return target.endswith(tail) and len(target) - len(tail) >= pos
-    return target.find(tail, pos) >= 0
+        return self.prefixes[self.longest(target)]
 
 
 def rule_matches(rule: CompiledRule, target: str) -> bool:

@@ -8,7 +8,6 @@ against the general path on generated input (the conformance suites check verdic
 from __future__ import annotations
 
 import random
-from array import array
 
 import pytest
 from hypothesis import given, settings
@@ -16,8 +15,9 @@ from hypothesis import strategies as st
 
 import robots_async as ra
 from robots_async._errors import InvalidURLError
-from robots_async._matcher import Bucket
+from robots_async._prefixes import LiteralPrefixes
 from robots_async._url import Origin, _origin_of, _split_absolute
+from tests.core.test_matcher import reference_verdict
 
 _PIECES = [
     "http", "https", "HTTP", "://", "a", "B", ".", "-", "..", ":", "80", "0", "65535",
@@ -142,16 +142,40 @@ def _brute_parent(literals: list[str], i: int) -> int:
 
 @pytest.mark.parametrize("seed", range(8))
 def test_each_parent_found_lazily_is_the_longest_prefix(seed: int) -> None:
-    """Bucket._parent in random order (walks through parents found before, and walks
-    that give up and link all) equals a brute-force search, as does linking all."""
+    """LiteralPrefixes.parent in random order (walks through parents found before, and
+    walks that give up and link all) equals a brute-force search, as does link_all."""
     rng = random.Random(seed)
     alphabet = rng.choice(["ab", "abc/", "a"])
     literals = {"/" + "".join(rng.choices(alphabet, k=rng.randrange(1, 8))) for _ in range(150)}
-    bucket = Bucket((0,), array("i", [1]))
-    bucket.index(dict.fromkeys(literals, 1), [])
-    order = list(range(len(bucket.prefixes)))
+    index = LiteralPrefixes(sorted(literals))
+    order = list(range(len(index.prefixes)))
     rng.shuffle(order)
-    expected = [_brute_parent(bucket.prefixes, i) for i in range(len(bucket.prefixes))]
-    assert [bucket._parent(i) for i in order] == [expected[i] for i in order]
-    bucket._link_all()
-    assert list(bucket.parents) == expected
+    expected = [_brute_parent(index.prefixes, i) for i in range(len(index.prefixes))]
+    assert [index.parent(i) for i in order] == [expected[i] for i in order]
+    index.link_all()
+    assert list(index.parents) == expected
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_many_wildcards_found_through_the_piece_index(seed: int) -> None:
+    """Past 96 wildcard rules they are found through pieces of their segments: every
+    verdict and line still equals the brute-force reference matcher's."""
+    rng = random.Random(seed)
+    alphabet = "ab/.?=" if seed % 2 else "abcdefgh0123"
+
+    def segment(most: int) -> str:
+        return "".join(rng.choices(alphabet, k=rng.randrange(0, most)))
+
+    rules = []
+    for _ in range(rng.randrange(100, 400)):
+        stars = "*".join(segment(7) for _ in range(rng.randrange(2, 5)))
+        pattern = "/" + stars + rng.choice(["", "", "$", "*"])
+        rules.append((rng.choice(["allow", "disallow"]), pattern))
+    rules += [("disallow", "/" + segment(5)) for _ in range(20)]  # literals beside them
+    lines = [("user-agent", "*"), *rules]
+    robots = ra.parse("".join(f"{kind}: {value}\n" for kind, value in lines))
+    paths = ["/" + segment(25) for _ in range(300)]
+    paths += [value.replace("*", segment(3)).rstrip("$") for _, value in rules[:200]]
+    for path in paths:
+        verdict = robots.explain("https://x.test" + path, robots_token="bot")
+        assert (verdict.allowed, verdict.line) == reference_verdict(lines, "bot", path), path

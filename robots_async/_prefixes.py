@@ -1,0 +1,106 @@
+"""Sorted literal prefixes: the longest literal that a target starts with, by bisect.
+
+The literal found by ``bisect`` (the largest one not above the target) is the answer
+or sorts after it; then the answer is one of that literal's own prefixes, reached
+through ``parents``. Parents are found when a question first needs one: on the
+corpus 20 questions a file needed 0.9 of them, and linking all 32 literals of a file
+up front was a fifth of the first question's cost (35 -> 27 us a file).
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_right
+from typing import Final
+
+__all__ = ["UNKNOWN", "LiteralPrefixes", "RaisedLiterals"]
+
+#: parents[i] before the parent of literal i is first needed.
+UNKNOWN: Final = -2
+_UNLINKED: Final = (UNKNOWN,)
+#: Steps of a lazy parent search before linking all literals (see _parent).
+_MAX_WALK: Final = 48
+
+
+class LiteralPrefixes:
+    """Distinct literals, sorted, and ``parents[i]``: the index of the longest other
+    literal that is a prefix of ``prefixes[i]`` (-1: none; UNKNOWN: not found yet)."""
+
+    __slots__ = ("parents", "prefixes")
+
+    def __init__(self, literals: list[str]) -> None:
+        """``literals``: distinct and sorted."""
+        self.prefixes = literals
+        self.parents = array("i", _UNLINKED) * len(literals)
+
+    def longest(self, target: str) -> int:
+        """Index of the longest literal that ``target`` starts with (-1: none)."""
+        prefixes = self.prefixes
+        i = bisect_right(prefixes, target) - 1
+        while i >= 0 and not target.startswith(prefixes[i]):
+            up = self.parents[i]
+            i = self.parent(i) if up == UNKNOWN else up
+        return i
+
+    def parent(self, i: int) -> int:
+        """The longest literal that is a proper prefix of ``prefixes[i]`` (-1: none).
+
+        It is the first prefix of ``prefixes[i]`` met walking back from ``i - 1``;
+        a literal that is not one sorts after that parent and so starts with it, so
+        its own known parent is a safe jump. A walk longer than _MAX_WALK steps links
+        every literal at once instead (linear), so no question walks further.
+        """
+        prefixes, parents = self.prefixes, self.parents
+        literal = prefixes[i]
+        j = i - 1
+        for _ in range(_MAX_WALK):
+            if j < 0 or literal.startswith(prefixes[j]):
+                parents[i] = j
+                return j
+            up = parents[j]
+            j = j - 1 if up == UNKNOWN else up
+        self.link_all()  # a long walk costs as much as linking every literal
+        return parents[i]
+
+    def link_all(self) -> None:
+        """Find every literal's parent in one pass over the sorted literals."""
+        parents = self.parents
+        # In sorted order every prefix of a literal comes before it, and no literal
+        # between the two drops it from this stack of nested literals: linear time.
+        # (The sentinel "" is a prefix of everything: no emptiness test per pop.)
+        stack = [""]
+        where = [-1]
+        for j, literal in enumerate(self.prefixes):
+            while not literal.startswith(stack[-1]):
+                stack.pop()
+                where.pop()
+            parents[j] = where[-1]
+            stack.append(literal)
+            where.append(j)
+
+
+class RaisedLiterals(LiteralPrefixes):
+    """Literals written with ``stars`` trailing ``*`` (``/a*``: the literal ``/a``
+    with priority 3), each with the best score of its rules. One star count per
+    index, so a longer literal always has the higher priority: the longest literal
+    prefix decides, as for plain literals."""
+
+    __slots__ = ("scores", "stars")
+
+    def __init__(self, scores: dict[str, int], stars: int) -> None:
+        literals = sorted(scores)
+        super().__init__(literals)
+        self.scores = array("q", map(scores.__getitem__, literals))
+        self.stars = stars
+
+    def best(self, target: str) -> int:
+        """The score of the rule these literals give ``target`` (-1: none)."""
+        i = self.longest(target)
+        return self.scores[i] if i >= 0 else -1
+
+    def pattern(self, best: int) -> str | None:
+        """The pattern of the rule scored ``best``, if it is one of these."""
+        for literal, score in zip(self.prefixes, self.scores, strict=True):
+            if score == best:
+                return literal + "*" * self.stars
+        return None
