@@ -18,7 +18,7 @@ from bisect import bisect_right
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from ._policy import normalise_patterns
-from ._prefixes import LiteralPrefixes
+from ._prefixes import UNKNOWN, LiteralPrefixes
 from ._rules import Rule
 from ._wildcards import Wildcards, glob_match
 
@@ -151,11 +151,10 @@ def _index_html(pattern: str) -> str:
 
 def compile_bucket(groups: list[RawGroup], indices: tuple[int, ...], policy: MatchPolicy) -> Bucket:
     """Compile the rules of the groups at ``indices`` into a :class:`Bucket`."""
-    starts = array("i", (groups[i].line for i in indices))
     if policy.first_match:
         rules = _rules_of(groups, indices, policy)
         rules.sort(key=_file_order)
-        return Bucket(indices, starts, rules=rules)
+        return Bucket(indices, rules=rules)
     plain: dict[str, int] = {}  # literal prefix -> signed line of its best rule
     others: list[tuple[str, int]] = []  # (pattern, score): every other rule
     for index in indices:
@@ -177,7 +176,7 @@ def compile_bucket(groups: list[RawGroup], indices: tuple[int, ...], policy: Mat
                 plain[pattern] = signed_line if known is None else _better(known, signed_line)
         else:
             plain = found
-    bucket = Bucket(indices, starts)
+    bucket = Bucket(indices)
     bucket.index(plain, others)
     return bucket
 
@@ -243,18 +242,15 @@ class Bucket(LiteralPrefixes):
         "indices",
         "rules",
         "signed",
-        "starts",
         "wild",
     )
 
     def __init__(
         self,
         indices: tuple[int, ...],
-        starts: array[int],
         rules: list[CompiledRule] | None = None,
     ) -> None:
         self.indices = indices
-        self.starts = starts
         self.rules = rules
         self.prefixes: list[str] = []
         self.parents = self.signed = _NO_INTS
@@ -281,9 +277,14 @@ class Bucket(LiteralPrefixes):
                 # Wildcards, and "/a*": the literal "/a" with priority 3, kept apart so
                 # that the literal index never weighs two priorities.
                 wild.append((pattern, body, rule))
-            if heads is not None and not rule & ALLOW_BIT:
+            if heads is not None and not rule & ALLOW_BIT and "*" not in body:
                 # A Disallow needs the target to start with its literal (or head).
-                heads[body.partition("*")[0]] = None
+                heads[body] = None
+        if wild:
+            self.wild = Wildcards(wild)
+            if heads is not None:
+                # The glob entries' own head strings: no second copy (tracemalloc).
+                heads.update(dict.fromkeys(self.wild.disallow_heads()))
         if heads is not None:
             self.heads = tuple(heads)
         if plain:
@@ -292,8 +293,6 @@ class Bucket(LiteralPrefixes):
             self.signed = array("i", map(plain.__getitem__, literals))
         if exact:
             self.exact = exact
-        if wild:
-            self.wild = Wildcards(wild)
 
     def best(self, target: str) -> int:
         """The best score among rules matching ``target``; -1 when none matches."""
@@ -306,11 +305,12 @@ class Bucket(LiteralPrefixes):
                 # that is a prefix of target is it or one of its own prefixes.
                 parents = self.parents
                 while not target.startswith(prefixes[i]):
-                    up = parents[i]
+                    up = parents[i] if parents else UNKNOWN
                     if up < 0:
                         if up == -1:
                             break
                         up = self.parent(i)  # first walk through i
+                        parents = self.parents
                         if up < 0:
                             break
                     i = up
@@ -334,14 +334,16 @@ class Bucket(LiteralPrefixes):
         best = self.best(target)
         return best < NON_EMPTY or best & ALLOW_BIT != 0
 
-    def deciding(self, target: str) -> CompiledRule | None:
+    def deciding(self, target: str, groups: list[RawGroup]) -> CompiledRule | None:
         """The deciding rule for ``target`` as a :class:`CompiledRule` (for explain)."""
         best = self.best(target)
         if best < 0:
             return None
         allow = best & ALLOW_BIT != 0
         line = _LINE_MAX - (best & _LOW)
-        group = self.indices[bisect_right(self.starts, line) - 1]
+        # The group: the last of the bucket's groups starting before the rule's line.
+        starts = [groups[i].line for i in self.indices]
+        group = self.indices[bisect_right(starts, line) - 1]
         return compile_rule(self._pattern(target, best), allow, line, group)
 
     def _pattern(self, target: str, best: int) -> str:
@@ -366,7 +368,9 @@ def rule_matches(rule: CompiledRule, target: str) -> bool:
     return True
 
 
-def decide(bucket: Bucket, target: str, policy: MatchPolicy) -> CompiledRule | None:
+def decide(
+    bucket: Bucket, target: str, policy: MatchPolicy, groups: list[RawGroup]
+) -> CompiledRule | None:
     """Return the deciding rule for ``target``, or None when no rule matches.
 
     Longest-match policies: the best-ranked match decides; an empty pattern
@@ -379,4 +383,4 @@ def decide(bucket: Bucket, target: str, policy: MatchPolicy) -> CompiledRule | N
             if rule.kind != EMPTY and rule_matches(rule, target):
                 return rule
         return None
-    return bucket.deciding(target)
+    return bucket.deciding(target, groups)

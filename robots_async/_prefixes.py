@@ -18,6 +18,8 @@ __all__ = ["UNKNOWN", "LiteralPrefixes", "RaisedLiterals"]
 #: parents[i] before the parent of literal i is first needed.
 UNKNOWN: Final = -2
 _UNLINKED: Final = (UNKNOWN,)
+#: Before any parent is looked for; never written (parent() allocates first).
+_NO_PARENTS: Final = array("i")
 #: Steps of a lazy parent search before linking all literals (see _parent).
 _MAX_WALK: Final = 48
 
@@ -31,14 +33,15 @@ class LiteralPrefixes:
     def __init__(self, literals: list[str]) -> None:
         """``literals``: distinct and sorted."""
         self.prefixes = literals
-        self.parents = array("i", _UNLINKED) * len(literals)
+        # Allocated when a first parent is looked for (most files never need one).
+        self.parents = _NO_PARENTS
 
     def longest(self, target: str) -> int:
         """Index of the longest literal that ``target`` starts with (-1: none)."""
         prefixes = self.prefixes
         i = bisect_right(prefixes, target) - 1
         while i >= 0 and not target.startswith(prefixes[i]):
-            up = self.parents[i]
+            up = self.parents[i] if self.parents else UNKNOWN
             i = self.parent(i) if up == UNKNOWN else up
         return i
 
@@ -51,6 +54,8 @@ class LiteralPrefixes:
         every literal at once instead (linear), so no question walks further.
         """
         prefixes, parents = self.prefixes, self.parents
+        if not parents:
+            parents = self.parents = array("i", _UNLINKED) * len(prefixes)
         literal = prefixes[i]
         j = i - 1
         for _ in range(_MAX_WALK):
@@ -64,6 +69,8 @@ class LiteralPrefixes:
 
     def link_all(self) -> None:
         """Find every literal's parent in one pass over the sorted literals."""
+        if not self.parents:
+            self.parents = array("i", _UNLINKED) * len(self.prefixes)
         parents = self.parents
         # In sorted order every prefix of a literal comes before it, and no literal
         # between the two drops it from this stack of nested literals: linear time.
