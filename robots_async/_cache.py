@@ -68,8 +68,9 @@ logger = logging.getLogger("robots_async")
 #: Parsed bodies kept per process, keyed by content hash (shared-store mode).
 _PARSED_BODIES = 256
 #: Bytes an entry holds besides its rules and bodies: the entry, its outcome and
-#: resolution, URLs, the LRU slot (tracemalloc, tests/pipeline/test_memory.py).
-_ENTRY_OVERHEAD = 1536
+#: resolution, URLs, the LRU slot (tracemalloc, tests/pipeline/test_memory.py), and
+#: the origin's text key with its slot in _texts (~110 bytes: sys.getsizeof).
+_ENTRY_OVERHEAD = 1648
 #: Seconds past total_timeout before the lanes cut a fetch: the fetcher's own
 #: timeout (same length, started a little later) normally fires first.
 _DEADLINE_GRACE = 0.25
@@ -172,9 +173,20 @@ class RobotsCache:
         self._store = store
         self._invalid_logged: set[str] = set()  # record faults logged (shared store)
         self._match_policy = match_policy
-        self._entries: OrderedDict[Origin, CacheEntry] = OrderedDict()
+        # Entries keyed by their origin's text (``str(origin)``), least recently used
+        # first, and that text by origin (the same str object: one key per entry),
+        # kept in step by _keep() and invalidate(). The text is the key so that the
+        # checker finds a usual URL's entry and renews its place without building an
+        # Origin, and the hit touches one table: 1.0 -> 0.7 us per cached hit at
+        # 10,000 origins (an OrderedDict by Origin plus a dict by text before).
+        self._entries: OrderedDict[str, CacheEntry] = OrderedDict()
+        self._texts: dict[Origin, str] = {}
         self._memory = 0
         self._counts: dict[str, int] = dict.fromkeys(CacheStats.__slots__, 0)
+        # The hit counters are plain ints: the hot path's `+= 1` on an attribute
+        # costs about half a dict item's (16 vs 32 ns).
+        self._hits = 0
+        self._stale_served = 0
         self._lanes = FetchLanes(max_concurrent_fetches, max(1, max_concurrent_fetches // 2))
         self._parsed: OrderedDict[str, RobotsTxt] = OrderedDict()
         # Single flight: one fetch task per origin, awaited through a shield. Our own
@@ -188,7 +200,13 @@ class RobotsCache:
     @property
     def stats(self) -> CacheStats:
         """A snapshot of the counters."""
-        counts = {**self._counts, "entries": len(self._entries), "memory": self._memory}
+        counts = {
+            **self._counts,
+            "hits": self._hits,
+            "stale_served": self._stale_served,
+            "entries": len(self._entries),
+            "memory": self._memory,
+        }
         return CacheStats(**counts)
 
     @property
@@ -198,25 +216,36 @@ class RobotsCache:
 
     def peek(self, origin: Origin) -> CacheEntry | None:
         """The entry for ``origin`` if one is cached (fresh or not); no fetch."""
-        return self._entries.get(origin)
+        text = self._texts.get(origin)
+        return None if text is None else self._entries[text]
 
     def invalidate(self, origin: Origin) -> bool:
         """Forget ``origin``: the next question fetches again. True if it was cached."""
-        entry = self._entries.pop(origin, None)
-        if entry is None:
+        text = self._texts.pop(origin, None)
+        if text is None:
             return False
-        self._drop(entry)
+        self._drop(self._entries.pop(text))
         return True
 
     def fresh(self, origin: Origin) -> CacheEntry | None:
         """The entry for ``origin`` if it is cached and not expired (counted as a hit)."""
-        entry = self._entries.get(origin)
+        text = self._texts.get(origin)
+        return None if text is None else self.fresh_text(text)
+
+    def fresh_text(self, origin_text: str) -> CacheEntry | None:
+        """:meth:`fresh` for the origin whose ``str()`` is ``origin_text``.
+
+        The checker's hot path: a usual URL spells its origin's text outright, so
+        no :class:`Origin` is built. Any other text (``https://h:443``, upper case)
+        names no entry and answers None, like an uncached origin.
+        """
+        entry = self._entries.get(origin_text)
         if entry is None or self._clock() >= entry.expires_at or self._closed:
             return None
-        self._entries.move_to_end(origin)
-        self._counts["hits"] += 1
+        self._entries.move_to_end(origin_text)
+        self._hits += 1
         if entry.source == "stale":
-            self._counts["stale_served"] += 1
+            self._stale_served += 1
         return entry
 
     async def get(self, origin: Origin) -> tuple[CacheEntry, bool]:
@@ -243,7 +272,7 @@ class RobotsCache:
             self._count("coalesced")
         entry = await asyncio.shield(task)
         if entry.source == "stale":
-            self._count("stale_served")
+            self._stale_served += 1
         return entry, False
 
     async def aclose(self) -> None:
@@ -277,7 +306,7 @@ class RobotsCache:
             )
 
     async def _refresh_entry(self, origin: Origin) -> CacheEntry:
-        previous = self._entries.get(origin)
+        previous = self.peek(origin)
         generation = previous.generation + 1 if previous is not None else 1
         try:
             if self._store is None:
@@ -414,15 +443,18 @@ class RobotsCache:
 
     def _keep(self, entry: CacheEntry) -> None:
         """Store ``entry`` and evict least recently used entries beyond the bounds."""
-        old = self._entries.pop(entry.origin, None)
-        if old is not None:
-            self._drop(old, kept=entry)
-        self._entries[entry.origin] = entry
+        text = self._texts.get(entry.origin)
+        if text is None:
+            text = self._texts[entry.origin] = str(entry.origin)
+        else:
+            self._drop(self._entries.pop(text), kept=entry)
+        self._entries[text] = entry
         self._memory += entry.size
         while len(self._entries) > 1 and (
             len(self._entries) > self._max_entries or self._memory > self._max_memory
         ):
             _, evicted = self._entries.popitem(last=False)
+            del self._texts[evicted.origin]
             self._drop(evicted)
             self._count("evictions")
 

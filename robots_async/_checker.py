@@ -8,6 +8,7 @@ import itertools
 import time
 from dataclasses import dataclass
 from functools import lru_cache
+from threading import get_ident
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
@@ -18,7 +19,7 @@ from ._config import check_checker
 from ._errors import ClosedError, EventLoopError
 from ._fetch_policy import FetchPolicy, Source
 from ._url import Origin
-from ._wire import wire_url
+from ._wire import PLAIN_URL, wire_url
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
@@ -161,7 +162,13 @@ class RobotsChecker(AsyncClosing):
         self._visits: list[tuple[float, int, Origin]] = []
         self._visit_numbers = itertools.count()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._counts = {"checks": 0, "disallowed": 0, "waits": 0}
+        # That loop while it may take allowed()'s hot path: an asyncio loop (whose
+        # private _thread_id names the thread running it), None once closed.
+        self._hot_loop: Any = None
+        # Plain int counters: `+= 1` on an attribute is half a dict item's (16 vs 32 ns).
+        self._checks = 0
+        self._disallowed = 0
+        self._waits = 0
         self._waited = 0.0
         self._closed = False
 
@@ -183,7 +190,9 @@ class RobotsChecker(AsyncClosing):
     @property
     def stats(self) -> CheckerStats:
         """Counters: checks, disallowed, pacing, and the cache's own."""
-        return CheckerStats(**self._counts, waited=self._waited, cache=self._cache.stats)
+        return CheckerStats(
+            self._checks, self._disallowed, self._waits, self._waited, self._cache.stats
+        )
 
     async def allowed(self, url: str | URL, *, user_agent: str | None = None) -> bool:
         """Return True if ``url`` may be fetched (robots.txt fetched when needed).
@@ -194,17 +203,39 @@ class RobotsChecker(AsyncClosing):
 
         :raises InvalidURLError: if ``url`` is not an absolute http(s) URL.
         """
+        hot = self._hot_loop
+        # The loop bound to runs in this thread, so it runs this call (asyncio runs
+        # no loop inside another): what _bind() checks, without the getpid() of
+        # get_running_loop() (30 vs 150 ns). Other loops (uvloop) take _allowed().
+        if hot is not None and type(url) is str and hot._thread_id == get_ident():
+            # The usual URL is sent as written and spells its origin's text (see
+            # PLAIN_URL): its entry is found by that text, with no wire_url() and no
+            # Origin built (4.9 -> ~3.7 us a cached check at 10,000 origins).
+            plain = PLAIN_URL(url) if "/." not in url else None
+            if plain is not None:
+                entry = self._cache.fresh_text(plain[1])
+                if entry is not None:
+                    # A per-call User-Agent is reduced to its token once, not every call.
+                    token = self._token if user_agent is None else _cached_token(user_agent)
+                    if entry.robots.allowed(url, robots_token=token):
+                        self._checks += 1
+                        return True
+                    self._checks += 1
+                    self._disallowed += 1
+                    return False
+        return await self._allowed(url, user_agent)
+
+    async def _allowed(self, url: str | URL, user_agent: str | None) -> bool:
+        """:meth:`allowed` for any URL, fetching robots.txt when needed."""
         url = wire_url(url)
         origin = Origin.from_url(url)
         entry = self._fresh(origin)
         if entry is None:
             entry, _ = await self._entry(origin)
-        # A per-call User-Agent is reduced to its token once, not on every call.
-        token = self._token if user_agent is None else _cached_token(user_agent)
-        allowed = entry.robots.allowed(url, robots_token=token)
-        self._counts["checks"] += 1
+        allowed = entry.robots.allowed(url, robots_token=self._token_for(user_agent))
+        self._checks += 1
         if not allowed:
-            self._counts["disallowed"] += 1
+            self._disallowed += 1
         return allowed
 
     async def explain(self, url: str | URL, *, user_agent: str | None = None) -> Decision:
@@ -217,9 +248,9 @@ class RobotsChecker(AsyncClosing):
         entry, from_cache = await self._entry(origin)
         token = self._token_for(user_agent)
         verdict = entry.robots.explain(url, robots_token=token)
-        self._counts["checks"] += 1
+        self._checks += 1
         if not verdict.allowed:
-            self._counts["disallowed"] += 1
+            self._disallowed += 1
         return Decision(
             url,
             verdict,
@@ -300,7 +331,7 @@ class RobotsChecker(AsyncClosing):
             self._next_visit[origin] = start + delay
             heapq.heappush(self._visits, (start + delay, next(self._visit_numbers), origin))
         pause = start - now
-        self._counts["waits"] += 1
+        self._waits += 1
         if pause > 0:
             self._waited += pause
             await self._sleep(pause)
@@ -315,6 +346,7 @@ class RobotsChecker(AsyncClosing):
         if self._closed:
             return
         self._closed = True
+        self._hot_loop = None
         if self._loop is not None and self._loop is not asyncio.get_running_loop():
             self._bind()
         owns_fetcher, owns_cache = self._owns
@@ -332,6 +364,8 @@ class RobotsChecker(AsyncClosing):
     def _fresh(self, origin: Origin) -> CacheEntry | None:
         """The cached entry if fresh (no fetch); the fast path of :meth:`allowed`."""
         self._bind()
+        if self._closed:
+            return None  # _entry() raises ClosedError (also with a cache not ours)
         return self._cache.fresh(origin)
 
     def _bind(self) -> None:
@@ -344,6 +378,8 @@ class RobotsChecker(AsyncClosing):
                     "earlier asyncio.run(); create it in the loop that uses it"
                 )
             self._loop = loop
+            if isinstance(loop, asyncio.BaseEventLoop) and not self._closed:
+                self._hot_loop = loop
 
     def _origin(self, url: str) -> Origin:
         # No memo: Origin.from_url() answers a usual URL in ~0.5 us, as fast as a memo

@@ -16,7 +16,7 @@ from ._errors import InvalidURLError
 if TYPE_CHECKING:
     from yarl import URL
 
-__all__ = ["wire_url"]
+__all__ = ["PLAIN_URL", "wire_url"]
 
 # URLs made only of characters yarl leaves as they are (no "%", no whitespace, no
 # non-ASCII, a non-empty query) are sent unchanged: one regex instead of building a
@@ -28,6 +28,18 @@ _UNCHANGED = re.compile(
     re.DOTALL,
 )
 _DOT_SEGMENT = re.compile(r"(?:^|/)\.\.?(?:/|$)")
+#: The usual URL, a subset of those _UNCHANGED accepts; with no "/." in it (so no dot
+#: segment either) it is sent as written, and group 1 is then ``str()`` of its Origin:
+#: a lower-case host not ending in ".", a port without leading zeros. A default port
+#: spelled out (``https://h:443``) or one past 65535 is the text of no Origin at all.
+#: The checker finds its cache entry by that text: one regex (~140 ns) instead of
+#: wire_url() and Origin.from_url() (~1 us together). ``(?:x|)`` rather than
+#: ``(?:x)?``: the same language, 195 -> 140 ns a match (re's BRANCH beats REPEAT).
+PLAIN_URL = re.compile(
+    rf"(https?://[a-z0-9.-]*[a-z0-9-](?::[1-9][0-9]{{0,4}}|))"
+    rf"(?:/[{_PATH_SAFE}]*|)(?:\?[{_PATH_SAFE}?]+|)(?:#.*|)",
+    re.DOTALL,
+).fullmatch
 
 
 def wire_url(url: str | URL) -> str:
