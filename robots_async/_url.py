@@ -15,7 +15,7 @@ from ._errors import InvalidURLError
 if TYPE_CHECKING:
     from yarl import URL
 
-__all__ = ["HTTP_TARGET", "Origin", "encode_non_ascii", "request_target", "robots_url", "url_text"]
+__all__ = ["Origin", "encode_non_ascii", "request_target", "robots_url", "url_text"]
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _NON_ASCII = re.compile("[^\x00-\x7f]+")
@@ -23,8 +23,6 @@ _PATH_START = re.compile("[/?;]")
 # scheme://authority then everything up to the fragment; the authority ends at the
 # first "/", "?" or ";" (or "#", which leaves an empty path: "/").
 _HTTP_TARGET = re.compile("https?://[^/?;#]*([^#]*)")
-#: That match; RobotsTxt.allowed() inlines request_target() with it (one call less).
-HTTP_TARGET = _HTTP_TARGET.match
 # The usual URL: lower-case scheme, an ASCII host name (no userinfo, no brackets), an
 # optional port, then the path, query, fragment or nothing. For these the result is
 # the one urlsplit() and the checks below give, without them (5.4 -> ~0.5 us a URL:
