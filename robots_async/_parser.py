@@ -49,10 +49,14 @@ _BOM: Final = b"\xef\xbb\xbf"
 # Int needles: `in` takes them on a fast path (13 ns; b"#" costs 95 ns a call).
 _HASH: Final = ord("#")
 _NUL: Final = 0
+_CR: Final = ord("\r")
 _BOM_DONE: Final = 3
 # A comment runs from "#" to the line break. _split replaces it with one space, not
 # nothing: "\r#c\n" must stay two line breaks, and values are stripped anyway.
 _COMMENT: Final = re.compile(rb"#[^\r\n]*")
+# The same without CRs in the text: SRE runs "." 8x faster than a class (a minified
+# 190 KB line with a "#": 48 us instead of 390 us).
+_COMMENT_NO_CR: Final = re.compile(rb"#.*")
 
 _CANONICAL: Final = {
     b"user-agent": USER_AGENT,
@@ -137,6 +141,13 @@ def _has_long_line(text: bytes) -> bool:
             return True
         start = brk + 1
     return False
+
+
+def _without_comments(text: bytes) -> bytes:
+    """``text`` with each comment replaced by a space (see _COMMENT)."""
+    if _HASH not in text:
+        return text
+    return (_COMMENT if _CR in text else _COMMENT_NO_CR).sub(b" ", text)
 
 
 def _ignore(_: object) -> None:
@@ -301,11 +312,9 @@ class RobotsParser:
         if _NUL in complete or (len(complete) > MAX_LINE_BYTES and _has_long_line(complete)):
             self._lines(self._clip(complete.splitlines()))
         else:
-            if _HASH in complete:
-                # One C pass for the chunk's comments instead of a test per line in
-                # _lines: -2.5 us a file (bench_core corpus, 42 us).
-                complete = _COMMENT.sub(b" ", complete)
-            self._lines(complete.splitlines())
+            # One C pass for the chunk's comments instead of a test per line in
+            # _lines: -2.5 us a file (bench_core corpus, 42 us).
+            self._lines(_without_comments(complete).splitlines())
         if rest:
             pending += rest[: MAX_LINE_BYTES + 1]
 
