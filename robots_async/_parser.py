@@ -9,7 +9,7 @@ a NUL ends a line's content, ``#`` starts a comment anywhere.
 from __future__ import annotations
 
 import re
-from itertools import compress
+from itertools import compress, repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING, Final
 
@@ -160,18 +160,31 @@ _KEY_INITIALS: Final = frozenset(
 )
 #: A line's first byte (b"" for an empty line).
 _LEAD: Final = itemgetter(slice(0, 1))
+#: The text of a numbered line.
+_TEXT: Final = itemgetter(1)
+#: A line that starts with one of these (lower-cased) may be a directive: every key
+#: we know, and every spelling Google accepts as a prefix of a key.
+_KEY_STARTS: Final = tuple(
+    sorted({*_CANONICAL, *_EXTENSIONS, *(p for p, _, _ in _GOOGLE_PREFIXES)})
+)
 #: Lines of a long chunk the loop takes at a time (see RobotsParser._lines).
 _BLOCK: Final = 512
 
 
 def _candidates(lines: list[bytes], first: int) -> Iterator[tuple[int, bytes]]:
-    """The numbered lines that may hold a directive: first non-blank byte a key's.
+    """The numbered lines that may hold a directive: they start with a key we know.
 
     Others can only add warnings, so once the warnings are full they are skipped
-    by a filter that runs in C (map/compress: ~80 ns a line, a third of the loop's).
+    by filters that run in C: a key's first byte, then a key's spelling on the few
+    lines left (~110 ns a line, half of the loop's; a regex for the spelling cost
+    ~450 ns a line). Lines come back without leading whitespace: the loop strips
+    keys and values anyway.
     """
-    leads = map(_LEAD, map(bytes.lstrip, lines))
-    return compress(enumerate(lines, first), map(_KEY_INITIALS.__contains__, leads))
+    stripped = list(map(bytes.lstrip, lines))
+    leads = map(_KEY_INITIALS.__contains__, map(_LEAD, stripped))
+    numbered = list(compress(enumerate(stripped, first), leads))
+    spelled = map(bytes.startswith, map(bytes.lower, map(_TEXT, numbered)), repeat(_KEY_STARTS))
+    return compress(numbered, spelled)
 
 
 class RobotsParser:

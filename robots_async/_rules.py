@@ -225,9 +225,9 @@ class RawGroup:
         "visit_time",
     )
 
-    def __init__(self, line: int) -> None:
+    def __init__(self, line: int, agent: bytes) -> None:
         self.line = line
-        self.agents: list[bytes] = []
+        self.agents: list[bytes] = [agent]
         self._agent_names: tuple[str, ...] | None = None
         self.patterns: list[bytes] = []
         self.lines: list[int] | array[int] = []
@@ -246,8 +246,13 @@ class RawGroup:
         complete = len(self.lines) <= room
         if not complete:
             del self.patterns[room:], self.lines[room:]
-        # The parser appends values unstripped: stripped here in one C-level pass.
-        self.blob = b"\n".join(map(bytes.strip, self.patterns))
+        # The parser appends values unstripped: stripped here in one C-level pass,
+        # or one call for the usual "Disallow: /" group (-110 ns a group).
+        patterns = self.patterns
+        if len(patterns) == 1:
+            self.blob = patterns[0].strip()
+        else:
+            self.blob = b"\n".join(map(bytes.strip, patterns))
         self.patterns = _NO_PATTERNS
         self.lines = array("i", self.lines)
         return complete
@@ -355,9 +360,10 @@ class RulesBuilder:
         """Add an agent; a new group starts only after the current one has rules."""
         group = self.group
         if group is None or group.lines:
-            group = self.group = RawGroup(line)
+            group = self.group = RawGroup(line, value)
             self._groups.append(group)
-        group.agents.append(value)
+        else:
+            group.agents.append(value)
         return group
 
     def _sitemap(self, line: int, value: bytes) -> None:
