@@ -356,6 +356,10 @@ class RulesBuilder:
         """RFC 9309 §2.2.2: rules before any user-agent line SHOULD be ignored."""
         self.warn(line, W.RULE_OUTSIDE_GROUP, "Allow" if kind == ALLOW else "Disallow")
 
+    def rule_outside_group(self, signed_line: int) -> None:
+        """:meth:`outside_group` for a line number that is negative for an Allow."""
+        self.outside_group(abs(signed_line), ALLOW if signed_line < 0 else DISALLOW)
+
     def user_agent(self, line: int, value: bytes) -> RawGroup:
         """Add an agent; a new group starts only after the current one has rules."""
         group = self.group
