@@ -368,11 +368,13 @@ class RobotsParser:
         handle = builder.handle
         warnings, sitemaps = builder.warnings, builder.sitemaps
         group = builder.group
-        # Before the first group a rule only gives a warning: the hot path below
-        # needs no test for it (its signed line number tells Allow from Disallow).
-        add_pattern: Callable[[bytes], None] = _ignore
-        add_line: Callable[[int], None] = builder.rule_outside_group
-        if group is not None:
+        add_pattern: Callable[[bytes], None]
+        add_line: Callable[[int], None]
+        if group is None:
+            # A rule before the first group only gives a warning: the hot path below
+            # needs no test for it (its signed line number tells Allow from Disallow).
+            add_pattern, add_line = _ignore, builder.rule_outside_group
+        else:
             add_pattern, add_line = group.patterns.append, group.lines.append
         for n, raw in numbered:
             key, colon, value = raw.partition(b":")
