@@ -93,7 +93,8 @@ _GOOGLE_PREFIXES: Final = (
 
 def _prefix_pattern(*, typos: bool) -> re.Pattern[bytes]:
     """Google's spellings as one alternation: the first that matches wins, as in its
-    loop (one regex match instead of up to 12 ``startswith``: -1 us a CSS line)."""
+    loop (one match instead of 12 ``startswith``: 175 ns, not 680, for CSS's
+    ``display`` and other unknown keys)."""
     spellings = (s for s, _, typo in _GOOGLE_PREFIXES if typos or not typo)
     return re.compile(b"|".join(map(re.escape, spellings)))
 
@@ -151,7 +152,7 @@ def _without_comments(text: bytes) -> bytes:
 
 
 def _ignore(_: object) -> None:
-    """Stands in for a group's append methods before the first group."""
+    """Stands in for a group's patterns.append before the first group."""
 
 
 # First bytes of every key spelling we know; a key starting otherwise is unknown.

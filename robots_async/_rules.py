@@ -546,8 +546,8 @@ def _decoded(values: dict[bytes, None]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(map(bytes.decode, values, repeat("utf-8"), repeat("replace"))))
 
 
-#: Sort key of a warning record: (line, code); in C, 3x a Python function's speed
-#: (an HTML body sorts a thousand warnings).
+#: Sort key of a warning record: (line, code); in C (sorting the thousand warnings
+#: of an HTML body: 88 us, 94 with a Python function).
 _line_and_code: Final = itemgetter(0, 1)
 
 
