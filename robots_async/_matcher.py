@@ -325,7 +325,9 @@ class Bucket(LiteralPrefixes):
             if hit > best:  # noqa: PLR1730 (max() costs a call on the hot path)
                 best = hit
         wild = self.wild
-        if wild is not None:
+        # No wildcard can win when a literal already scored above them all (a long
+        # literal match, often): their scan is skipped.
+        if wild is not None and best < wild.top:
             best = wild.best(target, best)
         return best
 

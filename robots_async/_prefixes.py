@@ -96,7 +96,7 @@ class RaisedLiterals(LiteralPrefixes):
 
     def __init__(self, scores: dict[str, int], stars: int) -> None:
         literals = sorted(scores)
-        super().__init__(literals)
+        LiteralPrefixes.__init__(self, literals)
         self.scores = array("q", map(scores.__getitem__, literals))
         self.stars = stars
 

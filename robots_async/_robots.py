@@ -7,13 +7,13 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._agent import crawler_name, product_token
+from ._compiled import compiled_bucket
 from ._matcher import (
     ALLOW_BIT,
     EMPTY,
     NON_EMPTY,
     Bucket,
     CompiledRule,
-    compile_bucket,
     compile_rule,
     decide,
     rule_matches,
@@ -454,7 +454,7 @@ class RobotsTxt:
         return found
 
     def _compile(self, indices: tuple[int, ...]) -> Bucket:
-        return compile_bucket(self._groups, indices, self._policy)
+        return compiled_bucket(self._groups, indices, self._policy)
 
     def _public_group(self, index: int) -> Group:
         raw = self._groups[index]
