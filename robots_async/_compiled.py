@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ._policy import MatchPolicy
     from ._rules import RawGroup
 
-__all__ = ["compiled_bucket"]
+__all__ = ["compiled_bucket", "forget_shared"]
 
 #: Distinct rule sets kept; a small bound: each holds its groups' rule bytes too.
 MAX_SHARED: Final = 512
@@ -54,3 +54,10 @@ def compiled_bucket(
             del _shared[next(iter(_shared))]  # the oldest: insertion order
         _shared[key] = (policy, bucket)
     return bucket
+
+
+def forget_shared() -> None:
+    """Drop every shared bucket: benchmarks that parse the same files again call it,
+    so each run measures compiling them rather than finding them here."""
+    with _lock:
+        _shared.clear()

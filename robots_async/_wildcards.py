@@ -43,8 +43,10 @@ _ALLOW_BIT: Final = 1 << 32
 _MAX_QUICK_HEADS: Final = 32
 
 
-#: A glob entry's score: the sort key of decision order (itemgetter: in C).
+#: A glob entry's score (the sort key of decision order), head and tail, in C.
 _score_of: Final = itemgetter(0)
+_head_of: Final = itemgetter(1)
+_tail_of: Final = itemgetter(2)
 
 
 class Wildcards:
@@ -71,10 +73,10 @@ class Wildcards:
         self.raised_heads = tuple(heads) if len(heads) <= _MAX_QUICK_HEADS else ("",)
         self.globs = globs or None
         #: The best score any rule here can give (Bucket.best skips them below it).
-        self.raised_top = max((max(lits.values()) for lits in raised.values()), default=-1)
+        self.raised_top = max(map(max, map(dict.values, raised.values())), default=-1)
         self.top = max(self.raised_top, globs[0][0] if globs else -1)
-        self.heads = tuple(dict.fromkeys(entry[1] for entry in globs))
-        self.tails = tuple(entry[2] for entry in globs)
+        self.heads = tuple(dict.fromkeys(map(_head_of, globs)))
+        self.tails = tuple(map(_tail_of, globs))
         # Built once the scan has been paid _SCANS_BEFORE_INDEX times (a negative
         # count): compiling a 100,000-rule file stays linear, questions amortise it.
         self.grams: _GramIndex | int | None = (
