@@ -24,10 +24,12 @@ if TYPE_CHECKING:
 
 __all__ = ["compiled_bucket", "forget_shared"]
 
-#: Distinct rule sets kept; a small bound: each holds its groups' rule bytes too.
-MAX_SHARED: Final = 512
-#: Above this many rule bytes a file's bucket is not kept (a key costs its bytes).
-MAX_SHARED_BYTES: Final = 4096
+#: Distinct rule sets kept, least recently used dropped first. Beyond any cache's
+#: max_memory, the table holds at most 256 small buckets (~2 MB worst case).
+MAX_SHARED: Final = 256
+#: Above this many rule bytes a file's bucket is not kept (WordPress's rules are 40
+#: bytes, Drupal's 1,500; larger sets are seldom shared).
+MAX_SHARED_BYTES: Final = 2048
 
 _shared: dict[tuple[object, ...], tuple[MatchPolicy, Bucket]] = {}
 _lock: Final = Lock()
@@ -47,11 +49,14 @@ def compiled_bucket(
     key = (id(policy), indices, blobs, lines)
     found = _shared.get(key)
     if found is not None and found[0] is policy:
+        with _lock:  # most recently used last
+            if _shared.pop(key, None) is not None:
+                _shared[key] = found
         return found[1]
     bucket = compile_bucket(groups, indices, policy)
     with _lock:  # files are parsed and asked about from any thread
         if len(_shared) >= MAX_SHARED:
-            del _shared[next(iter(_shared))]  # the oldest: insertion order
+            del _shared[next(iter(_shared))]  # the least recently used
         _shared[key] = (policy, bucket)
     return bucket
 

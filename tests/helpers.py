@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
+import tracemalloc
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, final
 
 import robots_async as ra
 
@@ -76,3 +78,29 @@ def summary(robots: ra.RobotsTxt, urls: Sequence[str], tokens: Sequence[str]) ->
         "verdicts": verdicts,
         "extensions": extensions,
     }
+
+
+@final
+class OwnGrowth:
+    """Bytes robots_async's own code allocates and keeps between :meth:`mark` and
+    :meth:`grown` (tracemalloc, traced from ``__enter__``)."""
+
+    def __enter__(self) -> OwnGrowth:
+        self._ours = [tracemalloc.Filter(True, "*/robots_async/*")]
+        tracemalloc.start()
+        self.mark()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        tracemalloc.stop()
+
+    def mark(self) -> None:
+        """Start counting from here."""
+        self._before = tracemalloc.take_snapshot().filter_traces(self._ours)
+
+    def grown(self) -> tuple[int, list[tracemalloc.StatisticDiff]]:
+        """Bytes kept since :meth:`mark` (after a collection), and the top five lines."""
+        gc.collect()
+        after = tracemalloc.take_snapshot().filter_traces(self._ours)
+        total = sum(stat.size_diff for stat in after.compare_to(self._before, "filename"))
+        return total, after.compare_to(self._before, "lineno")[:5]

@@ -5,9 +5,7 @@ of the general path (expiry, LRU, stats, one event loop, closing, the URL sent).
 from __future__ import annotations
 
 import asyncio
-import gc
 import random
-import tracemalloc
 from typing import TYPE_CHECKING
 
 import pytest
@@ -16,6 +14,8 @@ import yarl
 import robots_async as ra
 from robots_async._url import request_target
 from robots_async._wire import PLAIN_URL, wire_url
+
+from ..helpers import OwnGrowth
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -199,20 +199,14 @@ async def test_nothing_kept_per_spelling(
             assert await checker.allowed(f"http://user{i}@127.0.0.1:{port}/page/{i}")
             assert not await checker.allowed(f"HTTP://127.0.0.1:{port}/private/{i}")
 
-    ours = [tracemalloc.Filter(True, "*/robots_async/*")]
-    tracemalloc.start()
-    try:
+    with OwnGrowth() as growth:
         # Traced from the start, so that the bounded caches of yarl (<= 512 URLs each,
         # used by the general path) hold traced items before and after alike.
         await ask(range(1000, 2500))
-        before = tracemalloc.take_snapshot().filter_traces(ours)
+        growth.mark()
         await ask(range(2500, 4000))
-        gc.collect()
-        after = tracemalloc.take_snapshot().filter_traces(ours)
-    finally:
-        tracemalloc.stop()
-    grown = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
-    assert grown < 16 * 1024, after.compare_to(before, "lineno")[:5]
+        grown, top = growth.grown()
+    assert grown < 16 * 1024, top
     assert checker.stats.cache.entries == 1
     assert len(checker.cache._texts) == 1
 
