@@ -10,8 +10,9 @@ entries), more for wildcards and ``$`` anchors. Coefficients are rounded up: the
 estimate is at least 0.97x the measured size of every one of those files and 1.19x
 in total (refitted after issue 13's second round: a bucket's fixed part grew to
 ~1,400 bytes, its per-rule part fell). Buckets shared between files with the same
-rules (_compiled) are counted in full for each file: the bound stays conservative. Each further product token asked about (``user_agent=`` per call) builds
-the agent index and compiles its own rules: not counted.
+rules (_compiled) are counted in full for each file: the bound stays conservative.
+Each further product token asked about (``user_agent=`` per call) builds the agent
+index and compiles its own rules: not counted.
 """
 
 from __future__ import annotations

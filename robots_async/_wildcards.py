@@ -35,6 +35,8 @@ _NONE: Final[tuple[str, ...]] = ()
 #: Globs in a bucket from which they are found through the trigram index.
 _GRAM_INDEX_MIN: Final = 96
 _GRAM: Final = 4
+#: Pieces of a glob weighed when choosing its index key.
+_MAX_PIECES: Final = 32
 #: Scans of a large glob list before its piece index is built.
 _SCANS_BEFORE_INDEX: Final = 4
 #: The Allow bit of a score (see _matcher).
@@ -189,9 +191,16 @@ class _GramIndex:
 
 
 def _pieces(entry: GlobEntry) -> set[str]:
-    """The _GRAM-character pieces of a glob's segments (a match contains them all)."""
-    segments = entry[3] or (entry[1], entry[2])
-    return {s[i : i + _GRAM] for s in segments for i in range(len(s) - _GRAM + 1)}
+    """Up to _MAX_PIECES of the _GRAM-character pieces of a glob's segments (a match
+    contains every piece, so any of them may stand for the glob); the bound keeps a
+    hostile file's 16 KB segments from costing thousands of strings each."""
+    pieces: set[str] = set()
+    for segment in entry[3] or (entry[1], entry[2]):
+        for i in range(min(len(segment) - _GRAM + 1, _MAX_PIECES)):
+            pieces.add(segment[i : i + _GRAM])
+        if len(pieces) >= _MAX_PIECES:
+            break
+    return pieces
 
 
 def glob_match(target: str, segments: tuple[str, ...], anchored: bool) -> bool:
