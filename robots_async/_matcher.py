@@ -5,10 +5,11 @@ Segments are found left to right with ``str.find`` (leftmost placement never los
 match), so a hostile pattern costs O(len(path) x len(pattern)) at most, no regex and
 no backtracking (google_semantics.md item 39).
 
-Longest-match buckets hold no object per rule but the pattern's own string: literal
-prefixes sit in one sorted list searched with ``bisect`` (the longest matching
-prefix is found through each literal's longest prefix in the list), and every rule
-is reduced to one integer *score* that orders rules as Google decides between them.
+Longest-match buckets hold no object per plain rule but the pattern's own string:
+literal prefixes sit in one sorted list searched with ``bisect`` (_prefixes), the
+other rules (wildcards, ``/a*``) are grouped in _wildcards, ``$``-anchored literals
+in a dict, and every rule is reduced to one integer *score* that orders rules as
+Google decides between them. Files with the same rules share a bucket (_compiled).
 """
 
 from __future__ import annotations
