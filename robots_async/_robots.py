@@ -345,8 +345,20 @@ class RobotsTxt:
         named: list[int] = []
         exact: list[int] = []
         global_groups: list[int] = []
+        # An ASCII agent line whose lower case lacks the token can neither be its
+        # group nor name it: skipped with three C calls instead of a regex and a
+        # decode. Non-ASCII lines go the long way: Unicode lower() can make ASCII
+        # ("\u212a", the Kelvin sign, is "k").
+        quick = canonical.encode() if canonical and canonical.isascii() else None
         for i, group in enumerate(self._groups):
             for agent in group.agents:
+                if (
+                    quick is not None
+                    and agent[:1] != b"*"
+                    and agent.isascii()
+                    and quick not in agent.lower()
+                ):
+                    continue
                 token = agent_token(agent)
                 if token is None:
                     if not global_groups or global_groups[-1] != i:
@@ -357,7 +369,13 @@ class RobotsTxt:
                     text = agent.decode("utf-8", "replace")
                     if canonical in text.lower() and crawler_name(text).lower() == canonical:
                         exact.append(i)
-        if not exact_agents:
+        return self._chosen(canonical, named, exact, global_groups)
+
+    def _chosen(
+        self, canonical: str, named: list[int], exact: list[int], global_groups: list[int]
+    ) -> tuple[int, ...]:
+        """_select's answer from the groups found by token, by name and for ``*``."""
+        if not self._policy.exact_agents:
             indices = named  # the reference: "" selects "" groups too
         elif canonical:
             indices = exact or named

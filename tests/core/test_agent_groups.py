@@ -134,3 +134,27 @@ def test_bad_visit_time_warns(value: str) -> None:
     assert robots.visit_time(user_agent="Bot") is None
     assert [w.code for w in robots.warnings] == ["invalid-value"]
     assert "b'" not in robots.warnings[0].message
+
+
+@pytest.mark.parametrize(
+    ("line", "k_allowed", "star_allowed"),
+    [
+        ("KatBot", False, True),  # ASCII, another case: the quick test lower-cases it
+        ("\u212aatbot", False, True),  # Kelvin sign: Unicode lower() gives "katbot"
+        ("KatBot/2.0 (+https://k.test)", False, True),
+        ("Kat", True, False),
+        ("OtherBot", True, False),
+        ("* KatBot", False, False),  # "*" then a space: a global line, merged
+    ],
+)
+def test_first_token_finds_its_group_whatever_the_spelling(
+    line: str, k_allowed: bool, star_allowed: bool
+) -> None:
+    """The first question's pass over the agent lines (with its quick skip of lines
+    that cannot name the token) selects exactly what the agent index selects."""
+    body = f"User-agent: {line}\nDisallow: /k\n\nUser-agent: *\nDisallow: /star\n"
+    first, second = ra.parse(body), ra.parse(body)
+    second.allowed("https://x.test/", robots_token="warmup")  # index from then on
+    for robots in (first, second):
+        assert robots.allowed("https://x.test/k", robots_token="katbot") is k_allowed
+        assert robots.allowed("https://x.test/star", robots_token="katbot") is star_allowed
