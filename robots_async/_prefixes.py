@@ -64,14 +64,17 @@ class LiteralPrefixes:
                 return j
             up = parents[j]
             j = j - 1 if up == UNKNOWN else up
-        self.link_all()  # a long walk costs as much as linking every literal
-        return parents[i]
+        # A long walk costs as much as linking every literal. The answer is read from
+        # the array linked: another thread may have replaced ``parents`` meanwhile,
+        # and this one's UNKNOWN would read as "no parent" (a Disallow lost).
+        return self.link_all()[i]
 
-    def link_all(self) -> None:
-        """Find every literal's parent in one pass over the sorted literals."""
-        if not self.parents:
-            self.parents = array("i", _UNLINKED) * len(self.prefixes)
+    def link_all(self) -> array[int]:
+        """Find every literal's parent in one pass over the sorted literals; return
+        the array filled (``parents``, unless another thread has replaced it since)."""
         parents = self.parents
+        if not parents:
+            parents = self.parents = array("i", _UNLINKED) * len(self.prefixes)
         # In sorted order every prefix of a literal comes before it, and no literal
         # between the two drops it from this stack of nested literals: linear time.
         # (The sentinel "" is a prefix of everything: no emptiness test per pop.)
@@ -84,6 +87,7 @@ class LiteralPrefixes:
             parents[j] = where[-1]
             stack.append(literal)
             where.append(j)
+        return parents
 
 
 class RaisedLiterals(LiteralPrefixes):

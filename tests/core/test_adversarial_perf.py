@@ -1,0 +1,112 @@
+"""Adversarial review of issue 13's shared and lazily built indexes: threads meeting
+inside a lazy parent search, and the memory the shared bucket table may pin."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+import tracemalloc
+from typing import TYPE_CHECKING, Any
+
+import robots_async as ra
+from robots_async import _compiled, _prefixes
+from robots_async._prefixes import LiteralPrefixes
+
+if TYPE_CHECKING:
+    from array import array
+
+    import pytest
+
+# "/a" decides "/ab"; the 100 literals "/a0".."/a99" sort between them, so finding
+# the parent of the literal bisect lands on walks past _MAX_WALK and links them all.
+_NESTED = (
+    "User-agent: *\nDisallow: /a\n" + "".join(f"Disallow: /a{i}\n" for i in range(100))
+).encode()
+
+
+def test_a_parent_search_racing_another_thread_still_finds_the_rule(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two threads both see no parents array yet and each allocate one (CPython may
+    switch threads at any call, here at ``array()``); the later store replaces the
+    array the first thread is walking. Its answer must not come from its stale copy:
+    a stale UNKNOWN read as "no parent" drops the Disallow (fails open)."""
+    robots = ra.parse(_NESTED)
+    assert not robots.allowed("http://x.test/ab", robots_token="bot")  # compiles, links
+    bucket = robots._bucket0
+    assert bucket is not None
+    bucket.parents = _prefixes._NO_PARENTS  # as compiled: no parent looked for yet
+
+    real_array, real_link_all = _prefixes.array, LiteralPrefixes.link_all
+    second_read_empty, first_linking = threading.Event(), threading.Event()
+    first_stored: list[object] = []
+    second = threading.Thread(target=lambda: results.append(bucket.best("/ab")))
+    results: list[int] = []
+
+    def paused_array(*args: Any) -> array[int]:
+        # The second thread pauses between reading "no parents" and storing its own.
+        if threading.current_thread() is second and not second_read_empty.is_set():
+            second_read_empty.set()
+            assert first_linking.wait(10)
+        return real_array(*args)
+
+    def link_all(self: LiteralPrefixes) -> Any:
+        if threading.current_thread() is not second:
+            first_stored.append(self.parents)
+            first_linking.set()  # the other thread stores its array now
+            deadline = time.monotonic() + 10
+            while self.parents is first_stored[0] and time.monotonic() < deadline:
+                time.sleep(0.001)
+        return real_link_all(self)
+
+    monkeypatch.setattr(_prefixes, "array", paused_array)
+    monkeypatch.setattr(LiteralPrefixes, "link_all", link_all)
+    second.start()
+    assert second_read_empty.wait(10)
+    first = bucket.best("/ab")
+    second.join(10)
+    assert first_stored
+    assert bucket.parents is not first_stored[0]  # the race happened
+    assert first >= 0, "the Disallow: /a rule was lost in the race"
+    assert results == [first]
+
+
+def _table_bytes(bodies: list[bytes]) -> int:
+    """Bytes still allocated after parsing and asking about ``bodies`` one by one
+    (each file dropped after use: what remains is the shared table's)."""
+    _compiled.forget_shared()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for body in bodies:
+            robots = ra.parse(body)
+            for q in range(6):
+                robots.allowed(f"http://x.test/b{q}", robots_token="bot")
+            del robots
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        _compiled.forget_shared()
+
+
+def test_the_shared_table_pins_at_most_a_few_megabytes_of_hostile_files() -> None:
+    """Files of 2 KB of wildcard rules (``*a`` x 682) are under MAX_SHARED_BYTES,
+    yet each bucket is ~240 KB: 256 of them pinned ~42 MB outside every cache's
+    max_memory. The table weighs what it keeps instead (documented: ~2 MB)."""
+    bodies = [("#\n" * i + "User-agent: *\n" + "Disallow: *a\n" * 682).encode() for i in range(300)]
+    assert _table_bytes(bodies) < 4_000_000
+
+
+def test_usual_small_rule_sets_are_still_shared() -> None:
+    wordpress = b"User-agent: *\nDisallow: /wp-admin/\nAllow: /wp-admin/admin-ajax.php\n"
+    drupal = (
+        "User-agent: *\n" + "".join(f"Disallow: /core/part{i}/\n" for i in range(40))
+    ).encode()
+    for body in (wordpress, drupal):
+        first, second = ra.parse(body), ra.parse(body)
+        first.allowed("http://x.test/", robots_token="bot")
+        second.allowed("http://x.test/", robots_token="bot")
+        assert first._bucket0 is second._bucket0
