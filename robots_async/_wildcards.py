@@ -36,7 +36,7 @@ _NONE: Final[tuple[str, ...]] = ()
 _GRAM_INDEX_MIN: Final = 96
 _GRAM: Final = 4
 #: Pieces of a glob weighed when choosing its index key.
-_MAX_PIECES: Final = 32
+_MAX_PIECES: Final = 8
 #: Targets longer than this are walked piece by piece rather than collecting all
 #: their pieces in one set first (a 1 MB URL: 85 MB at once, 1 MB walked).
 _MAX_GRAM_SET: Final = 4096
@@ -209,17 +209,19 @@ class _GramIndex:
         return found
 
 
-def _pieces(entry: GlobEntry) -> set[str]:
-    """Up to _MAX_PIECES of the _GRAM-character pieces of a glob's segments (a match
-    contains every piece, so any of them may stand for the glob); the bound keeps a
-    hostile file's 16 KB segments from costing thousands of strings each."""
-    pieces: set[str] = set()
-    for segment in entry[3] or (entry[1], entry[2]):
+def _pieces(entry: GlobEntry) -> tuple[str, ...]:
+    """Up to _MAX_PIECES distinct _GRAM-character pieces of a glob's segments, the
+    last segment's first (".php", "/feed/": more telling than a shared head). A match
+    contains every piece, so any of them may stand for the glob. The bound and the
+    tuple keep a hostile file cheap: 100,000 globs of 36 characters took 489 MB while
+    their index was built with 32 pieces in a set each (now 8 in a tuple)."""
+    pieces: dict[str, None] = {}
+    for segment in reversed(entry[3] or (entry[1], entry[2])):
         for i in range(min(len(segment) - _GRAM + 1, _MAX_PIECES)):
-            pieces.add(segment[i : i + _GRAM])
+            pieces[segment[i : i + _GRAM]] = None
         if len(pieces) >= _MAX_PIECES:
             break
-    return pieces
+    return tuple(pieces)[:_MAX_PIECES]
 
 
 def glob_match(target: str, segments: tuple[str, ...], anchored: bool) -> bool:
