@@ -96,13 +96,15 @@ class RaisedLiterals(LiteralPrefixes):
     index, so a longer literal always has the higher priority: the longest literal
     prefix decides, as for plain literals."""
 
-    __slots__ = ("scores", "stars")
+    __slots__ = ("scores", "stars", "top")
 
     def __init__(self, scores: dict[str, int], stars: int) -> None:
         literals = sorted(scores)
         LiteralPrefixes.__init__(self, literals)
         self.scores = array("q", map(scores.__getitem__, literals))
         self.stars = stars
+        #: The best score these literals can give (Wildcards tries the best first).
+        self.top = max(self.scores)
 
     def best(self, target: str) -> int:
         """The score of the rule these literals give ``target`` (-1: none)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import compress
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from sys import intern
 from typing import TYPE_CHECKING, Final
 
@@ -52,6 +52,7 @@ _MAX_QUICK_HEADS: Final = 32
 _score_of: Final = itemgetter(0)
 _head_of: Final = itemgetter(1)
 _tail_of: Final = itemgetter(2)
+_top_of: Final = attrgetter("top")
 
 
 class Wildcards:
@@ -71,10 +72,13 @@ class Wildcards:
                 literals = raised.setdefault(len(pattern) - len(body), {})
                 literals[body] = max(score, literals.get(body, -1))
         globs.sort(key=_score_of, reverse=True)
-        self.raised = [RaisedLiterals(lits, stars) for stars, lits in raised.items()] or None
+        # Best first: a question stops at the first index that cannot beat its best
+        # (a file may give each of 999 rules its own count of stars).
+        indexes = [RaisedLiterals(lits, stars) for stars, lits in raised.items()]
+        self.raised = sorted(indexes, key=_top_of, reverse=True) or None
         # A few raised literals: one C-level test skips their index for most targets
         # (corpus: wild-bucket questions 2,057 -> ... ns); many: "" (always looked up).
-        heads = [literal for lits in raised.values() for literal in lits]
+        heads = list(dict.fromkeys(literal for lits in raised.values() for literal in lits))
         self.raised_heads = tuple(heads) if len(heads) <= _MAX_QUICK_HEADS else ("",)
         self.globs = globs or None
         #: The best score any rule here can give (Bucket.best skips them below it).
@@ -93,6 +97,8 @@ class Wildcards:
         raised = self.raised
         if raised is not None and best < self.raised_top and target.startswith(self.raised_heads):
             for literals in raised:
+                if literals.top <= best:
+                    break
                 score = literals.best(target)
                 if score > best:  # noqa: PLR1730 (max() costs a call on the hot path)
                     best = score

@@ -1,5 +1,6 @@
 """Adversarial review of issue 13's shared and lazily built indexes: threads meeting
-inside a lazy parent search, and the memory the shared bucket table may pin."""
+inside a lazy parent search, the memory the shared bucket table may pin, and hostile
+sizes (long URLs, many globs, many star counts) against the wildcard indexes."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import robots_async as ra
 from robots_async import _compiled, _prefixes
-from robots_async._prefixes import LiteralPrefixes
+from robots_async._prefixes import LiteralPrefixes, RaisedLiterals
 
 if TYPE_CHECKING:
     from array import array
@@ -160,3 +161,28 @@ def test_building_the_piece_index_of_a_hostile_file_is_bounded() -> None:
     piece = body.splitlines()[1000].removeprefix("Disallow: /*")  # (kept: max_bytes)
     assert not robots.allowed("http://x.test/p" + piece, robots_token="bot")
     assert robots.allowed("http://x.test/p" + piece[1:], robots_token="bot")
+
+
+def test_raised_literals_of_many_star_counts_are_not_all_searched(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``/a5*``, ``/a6**``, ... (one raised-literal index per count of trailing stars;
+    999 of them fit in a default-sized file): a question searched every index, 150x
+    a question before issue 13. Indexes are tried best first, stopping when none left
+    can win, and a target starting with none of the 7 literals tries none."""
+    body = "User-agent: *\n" + "".join(f"Disallow: /a{i % 7}{'*' * i}\n" for i in range(1, 1000))
+    robots = ra.parse(body.encode())
+    robots.allowed("http://x.test/", robots_token="bot")
+    searched: list[int] = []
+    real_best = RaisedLiterals.best
+
+    def counted(self: RaisedLiterals, target: str) -> int:
+        searched.append(self.stars)
+        return real_best(self, target)
+
+    monkeypatch.setattr(RaisedLiterals, "best", counted)
+    for i in range(9):
+        expected = i >= 7  # "/a7x", "/a8x": no rule
+        assert robots.allowed(f"http://x.test/a{i}x", robots_token="bot") is expected
+    assert robots.explain("http://x.test/a1x", robots_token="bot").line == 1 + 995
+    assert len(searched) <= 9 * 8
