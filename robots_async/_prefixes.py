@@ -91,29 +91,38 @@ class LiteralPrefixes:
 
 
 class RaisedLiterals(LiteralPrefixes):
-    """Literals written with ``stars`` trailing ``*`` (``/a*``: the literal ``/a``
-    with priority 3), each with the best score of its rules. One star count per
-    index, so a longer literal always has the higher priority: the longest literal
-    prefix decides, as for plain literals."""
+    """Literals written with trailing ``*`` (``/a**``: the literal ``/a`` with
+    priority 4), every count of stars in one index, each literal with the score and
+    stars of its best rule. The rules matching a target are those whose literal is
+    one of its prefixes: the longest such literal and its chain of parents. ``chain[i]``
+    is the best score along literal i's chain, so one bisect answers (a file giving
+    each of 900 rules its own count of stars cost 900 of them with one index per
+    count: 150 us a question). Linked at compile: the chain needs every parent."""
 
-    __slots__ = ("scores", "stars", "top")
+    __slots__ = ("chain", "scores", "stars")
 
-    def __init__(self, scores: dict[str, int], stars: int) -> None:
-        literals = sorted(scores)
+    def __init__(self, rules: dict[str, tuple[int, int]]) -> None:
+        """``rules``: literal -> (score, stars) of its best rule."""
+        literals = sorted(rules)
         LiteralPrefixes.__init__(self, literals)
-        self.scores = array("q", map(scores.__getitem__, literals))
-        self.stars = stars
-        #: The best score these literals can give (Wildcards tries the best first).
-        self.top = max(self.scores)
+        best = [rules[literal] for literal in literals]
+        self.scores = array("q", [score for score, _ in best])
+        self.stars = array("i", [stars for _, stars in best])
+        chain = array("q", self.scores)
+        # Parents come before their literals in sorted order: one pass.
+        for i, up in enumerate(self.link_all()):
+            if up >= 0 and chain[up] > chain[i]:
+                chain[i] = chain[up]
+        self.chain = chain
 
     def best(self, target: str) -> int:
         """The score of the rule these literals give ``target`` (-1: none)."""
         i = self.longest(target)
-        return self.scores[i] if i >= 0 else -1
+        return self.chain[i] if i >= 0 else -1
 
     def pattern(self, best: int) -> str | None:
         """The pattern of the rule scored ``best``, if it is one of these."""
-        for literal, score in zip(self.prefixes, self.scores, strict=True):
+        for literal, score, stars in zip(self.prefixes, self.scores, self.stars, strict=True):
             if score == best:
-                return literal + "*" * self.stars
+                return literal + "*" * stars
         return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import compress
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from sys import intern
 from typing import TYPE_CHECKING, Final
 
@@ -52,7 +52,6 @@ _MAX_QUICK_HEADS: Final = 32
 _score_of: Final = itemgetter(0)
 _head_of: Final = itemgetter(1)
 _tail_of: Final = itemgetter(2)
-_top_of: Final = attrgetter("top")
 
 
 class Wildcards:
@@ -64,25 +63,22 @@ class Wildcards:
         """``others``: (pattern, body, score) of each rule, ``body`` without the ``$``
         and trailing ``*``s (no ``*`` in it and no ``$``: a raised literal)."""
         globs: list[GlobEntry] = []
-        raised: dict[int, dict[str, int]] = {}
+        raised: dict[str, tuple[int, int]] = {}  # literal -> (score, stars), best rule
         for pattern, body, score in others:
             if "*" in body:
                 globs.append(_entry(pattern, body, score))
             else:
-                literals = raised.setdefault(len(pattern) - len(body), {})
-                literals[body] = max(score, literals.get(body, -1))
+                known = raised.get(body)
+                if known is None or score > known[0]:
+                    raised[body] = (score, len(pattern) - len(body))
         globs.sort(key=_score_of, reverse=True)
-        # Best first: a question stops at the first index that cannot beat its best
-        # (a file may give each of 999 rules its own count of stars).
-        indexes = [RaisedLiterals(lits, stars) for stars, lits in raised.items()]
-        self.raised = sorted(indexes, key=_top_of, reverse=True) or None
+        self.raised = RaisedLiterals(raised) if raised else None
         # A few raised literals: one C-level test skips their index for most targets
         # (corpus: wild-bucket questions 2,057 -> ... ns); many: "" (always looked up).
-        heads = list(dict.fromkeys(literal for lits in raised.values() for literal in lits))
-        self.raised_heads = tuple(heads) if len(heads) <= _MAX_QUICK_HEADS else ("",)
+        self.raised_heads = tuple(raised) if len(raised) <= _MAX_QUICK_HEADS else ("",)
         self.globs = globs or None
         #: The best score any rule here can give (Bucket.best skips them below it).
-        self.raised_top = max(map(max, map(dict.values, raised.values())), default=-1)
+        self.raised_top = max(self.raised.scores) if self.raised is not None else -1
         self.top = max(self.raised_top, globs[0][0] if globs else -1)
         self.heads = tuple(dict.fromkeys(map(_head_of, globs)))
         self.tails = tuple(map(_tail_of, globs))
@@ -96,12 +92,9 @@ class Wildcards:
         """The best score of a rule here matching ``target``, if above ``best``."""
         raised = self.raised
         if raised is not None and best < self.raised_top and target.startswith(self.raised_heads):
-            for literals in raised:
-                if literals.top <= best:
-                    break
-                score = literals.best(target)
-                if score > best:  # noqa: PLR1730 (max() costs a call on the hot path)
-                    best = score
+            score = raised.best(target)
+            if score > best:  # noqa: PLR1730 (max() costs a call on the hot path)
+                best = score
         globs = self.globs
         if globs is None or best >= globs[0][0] or not target.startswith(self.heads):
             return best
@@ -140,11 +133,7 @@ class Wildcards:
         for entry in self.globs or ():
             if entry[0] == best:
                 return entry[6]
-        for literals in self.raised or ():
-            pattern = literals.pattern(best)
-            if pattern is not None:
-                return pattern
-        return None
+        return self.raised.pattern(best) if self.raised is not None else None
 
 
 def _entry(pattern: str, body: str, score: int) -> GlobEntry:
