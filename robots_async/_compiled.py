@@ -25,13 +25,20 @@ if TYPE_CHECKING:
 __all__ = ["compiled_bucket", "forget_shared"]
 
 #: Distinct rule sets kept, least recently used dropped first. Beyond any cache's
-#: max_memory, the table holds at most 256 small buckets (~2 MB worst case).
+#: max_memory, the table holds at most 256 small buckets (MAX_SHARED_WEIGHT: ~2 MB).
 MAX_SHARED: Final = 256
 #: Above this many rule bytes a file's bucket is not kept (WordPress's rules are 40
 #: bytes, Drupal's 1,500; larger sets are seldom shared).
 MAX_SHARED_BYTES: Final = 2048
+#: What the kept buckets may retain together, in _weight() estimates: 2 KB of rules
+#: can be 682 ``*a`` globs (~240 KB a bucket: 256 of them pinned 42 MB outside every
+#: cache's max_memory). Corpus rule sets weigh 5 KB on average (256 of them: 1.3 MB).
+MAX_SHARED_WEIGHT: Final = 2 * 1024 * 1024
+#: Heavier rule sets are not kept (one would flush much of the table).
+_MAX_ENTRY_WEIGHT: Final = MAX_SHARED_WEIGHT // 16
 
-_shared: dict[tuple[object, ...], tuple[MatchPolicy, Bucket]] = {}
+_shared: dict[tuple[object, ...], tuple[MatchPolicy, Bucket, int]] = {}
+_weights = [0]  # the sum of the kept entries' weights
 _lock: Final = Lock()
 
 
@@ -54,11 +61,26 @@ def compiled_bucket(
                 _shared[key] = found
         return found[1]
     bucket = compile_bucket(groups, indices, policy)
+    weight = _weight(blobs, lines)
+    if weight > _MAX_ENTRY_WEIGHT:
+        return bucket
     with _lock:  # files are parsed and asked about from any thread
-        if len(_shared) >= MAX_SHARED:
-            del _shared[next(iter(_shared))]  # the least recently used
-        _shared[key] = (policy, bucket)
+        kept = _shared.pop(key, None)  # (another thread kept the same rules meanwhile)
+        if kept is not None:
+            _weights[0] -= kept[2]
+        while _shared and (len(_shared) >= MAX_SHARED or _weights[0] + weight > MAX_SHARED_WEIGHT):
+            _weights[0] -= _shared.pop(next(iter(_shared)))[2]  # the least recently used
+        _shared[key] = (policy, bucket, weight)
+        _weights[0] += weight
     return bucket
+
+
+def _weight(blobs: tuple[bytes, ...], lines: tuple[bytes, ...]) -> int:
+    """Bytes a bucket of these rules and its key retain, over-estimated (tracemalloc:
+    a literal rule ~90 bytes, a ``$`` rule ~190, a glob 350-470, each star more)."""
+    rules = sum(map(len, lines)) // 4  # (4-byte signed lines)
+    special = sum(blob.count(b"*") + blob.count(b"$") for blob in blobs)
+    return sum(map(len, blobs)) + 4 * rules + 100 * rules + 320 * special
 
 
 def forget_shared() -> None:
@@ -66,3 +88,4 @@ def forget_shared() -> None:
     so each run measures compiling them rather than finding them here."""
     with _lock:
         _shared.clear()
+        _weights[0] = 0

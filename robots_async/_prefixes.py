@@ -64,14 +64,17 @@ class LiteralPrefixes:
                 return j
             up = parents[j]
             j = j - 1 if up == UNKNOWN else up
-        self.link_all()  # a long walk costs as much as linking every literal
-        return parents[i]
+        # A long walk costs as much as linking every literal. The answer is read from
+        # the array linked: another thread may have replaced ``parents`` meanwhile,
+        # and this one's UNKNOWN would read as "no parent" (a Disallow lost).
+        return self.link_all()[i]
 
-    def link_all(self) -> None:
-        """Find every literal's parent in one pass over the sorted literals."""
-        if not self.parents:
-            self.parents = array("i", _UNLINKED) * len(self.prefixes)
+    def link_all(self) -> array[int]:
+        """Find every literal's parent in one pass over the sorted literals; return
+        the array filled (``parents``, unless another thread has replaced it since)."""
         parents = self.parents
+        if not parents:
+            parents = self.parents = array("i", _UNLINKED) * len(self.prefixes)
         # In sorted order every prefix of a literal comes before it, and no literal
         # between the two drops it from this stack of nested literals: linear time.
         # (The sentinel "" is a prefix of everything: no emptiness test per pop.)
@@ -84,30 +87,42 @@ class LiteralPrefixes:
             parents[j] = where[-1]
             stack.append(literal)
             where.append(j)
+        return parents
 
 
 class RaisedLiterals(LiteralPrefixes):
-    """Literals written with ``stars`` trailing ``*`` (``/a*``: the literal ``/a``
-    with priority 3), each with the best score of its rules. One star count per
-    index, so a longer literal always has the higher priority: the longest literal
-    prefix decides, as for plain literals."""
+    """Literals written with trailing ``*`` (``/a**``: the literal ``/a`` with
+    priority 4), every count of stars in one index, each literal with the score and
+    stars of its best rule. The rules matching a target are those whose literal is
+    one of its prefixes: the longest such literal and its chain of parents. ``chain[i]``
+    is the best score along literal i's chain, so one bisect answers (a file giving
+    each of 900 rules its own count of stars cost 900 of them with one index per
+    count: 150 us a question). Linked at compile: the chain needs every parent."""
 
-    __slots__ = ("scores", "stars")
+    __slots__ = ("chain", "scores", "stars")
 
-    def __init__(self, scores: dict[str, int], stars: int) -> None:
-        literals = sorted(scores)
+    def __init__(self, rules: dict[str, tuple[int, int]]) -> None:
+        """``rules``: literal -> (score, stars) of its best rule."""
+        literals = sorted(rules)
         LiteralPrefixes.__init__(self, literals)
-        self.scores = array("q", map(scores.__getitem__, literals))
-        self.stars = stars
+        best = [rules[literal] for literal in literals]
+        self.scores = array("q", [score for score, _ in best])
+        self.stars = array("i", [stars for _, stars in best])
+        chain = array("q", self.scores)
+        # Parents come before their literals in sorted order: one pass.
+        for i, up in enumerate(self.link_all()):
+            if up >= 0 and chain[up] > chain[i]:
+                chain[i] = chain[up]
+        self.chain = chain
 
     def best(self, target: str) -> int:
         """The score of the rule these literals give ``target`` (-1: none)."""
         i = self.longest(target)
-        return self.scores[i] if i >= 0 else -1
+        return self.chain[i] if i >= 0 else -1
 
     def pattern(self, best: int) -> str | None:
         """The pattern of the rule scored ``best``, if it is one of these."""
-        for literal, score in zip(self.prefixes, self.scores, strict=True):
+        for literal, score, stars in zip(self.prefixes, self.scores, self.stars, strict=True):
             if score == best:
-                return literal + "*" * self.stars
+                return literal + "*" * stars
         return None

@@ -1,0 +1,211 @@
+"""Adversarial review of issue 13's shared and lazily built indexes: threads meeting
+inside a lazy parent search, the memory the shared bucket table may pin, and hostile
+sizes (long URLs, many globs, many star counts) against the wildcard indexes."""
+
+from __future__ import annotations
+
+import gc
+import random
+import string
+import threading
+import time
+import tracemalloc
+from typing import TYPE_CHECKING, Any
+
+import robots_async as ra
+from robots_async import _compiled, _prefixes
+from robots_async._prefixes import LiteralPrefixes, RaisedLiterals
+
+if TYPE_CHECKING:
+    from array import array
+
+    import pytest
+
+# "/a" decides "/ab"; the 100 literals "/a0".."/a99" sort between them, so finding
+# the parent of the literal bisect lands on walks past _MAX_WALK and links them all.
+_NESTED = (
+    "User-agent: *\nDisallow: /a\n" + "".join(f"Disallow: /a{i}\n" for i in range(100))
+).encode()
+
+
+def test_a_parent_search_racing_another_thread_still_finds_the_rule(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two threads both see no parents array yet and each allocate one (CPython may
+    switch threads at any call, here at ``array()``); the later store replaces the
+    array the first thread is walking. Its answer must not come from its stale copy:
+    a stale UNKNOWN read as "no parent" drops the Disallow (fails open)."""
+    robots = ra.parse(_NESTED)
+    assert not robots.allowed("http://x.test/ab", robots_token="bot")  # compiles, links
+    bucket = robots._bucket0
+    assert bucket is not None
+    bucket.parents = _prefixes._NO_PARENTS  # as compiled: no parent looked for yet
+
+    real_array, real_link_all = _prefixes.array, LiteralPrefixes.link_all
+    second_read_empty, first_linking = threading.Event(), threading.Event()
+    first_stored: list[object] = []
+    second = threading.Thread(target=lambda: results.append(bucket.best("/ab")))
+    results: list[int] = []
+
+    def paused_array(*args: Any) -> array[int]:
+        # The second thread pauses between reading "no parents" and storing its own.
+        if threading.current_thread() is second and not second_read_empty.is_set():
+            second_read_empty.set()
+            assert first_linking.wait(10)
+        return real_array(*args)
+
+    def link_all(self: LiteralPrefixes) -> Any:
+        if threading.current_thread() is not second:
+            first_stored.append(self.parents)
+            first_linking.set()  # the other thread stores its array now
+            deadline = time.monotonic() + 10
+            while self.parents is first_stored[0] and time.monotonic() < deadline:
+                time.sleep(0.001)
+        return real_link_all(self)
+
+    monkeypatch.setattr(_prefixes, "array", paused_array)
+    monkeypatch.setattr(LiteralPrefixes, "link_all", link_all)
+    second.start()
+    assert second_read_empty.wait(10)
+    first = bucket.best("/ab")
+    second.join(10)
+    assert first_stored
+    assert bucket.parents is not first_stored[0]  # the race happened
+    assert first >= 0, "the Disallow: /a rule was lost in the race"
+    assert results == [first]
+
+
+def _table_bytes(bodies: list[bytes]) -> int:
+    """Bytes still allocated after parsing and asking about ``bodies`` one by one
+    (each file dropped after use: what remains is the shared table's)."""
+    _compiled.forget_shared()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for body in bodies:
+            robots = ra.parse(body)
+            for q in range(6):
+                robots.allowed(f"http://x.test/b{q}", robots_token="bot")
+            del robots
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        _compiled.forget_shared()
+
+
+def test_the_shared_table_pins_at_most_a_few_megabytes_of_hostile_files() -> None:
+    """Files of 2 KB of wildcard rules (``*a`` x 682) are under MAX_SHARED_BYTES,
+    yet each bucket is ~240 KB: 256 of them pinned ~42 MB outside every cache's
+    max_memory. The table weighs what it keeps instead (documented: ~2 MB)."""
+    bodies = [("#\n" * i + "User-agent: *\n" + "Disallow: *a\n" * 682).encode() for i in range(300)]
+    assert _table_bytes(bodies) < 4_000_000
+
+
+def test_usual_small_rule_sets_are_still_shared() -> None:
+    wordpress = b"User-agent: *\nDisallow: /wp-admin/\nAllow: /wp-admin/admin-ajax.php\n"
+    drupal = (
+        "User-agent: *\n" + "".join(f"Disallow: /core/part{i}/\n" for i in range(40))
+    ).encode()
+    for body in (wordpress, drupal):
+        first, second = ra.parse(body), ra.parse(body)
+        first.allowed("http://x.test/", robots_token="bot")
+        second.allowed("http://x.test/", robots_token="bot")
+        assert first._bucket0 is second._bucket0
+
+
+def test_a_long_url_against_many_globs_needs_no_memory_per_character() -> None:
+    """Past 96 globs a bucket finds them through 4-character pieces of the target;
+    collecting every piece of a 1 MB URL at once took 85 MB (a hostile link's URL
+    is the caller's input). The question stays within a few times the URL."""
+    body = ("User-agent: *\n" + "".join(f"Disallow: /*q{i}zz\n" for i in range(200))).encode()
+    robots = ra.parse(body)
+    for _ in range(6):  # past the scans before the piece index is built
+        robots.allowed("http://x.test/abc", robots_token="bot")
+    rng = random.Random(1)
+    url = "http://x.test/" + "".join(rng.choices(string.ascii_lowercase + string.digits, k=10**6))
+    tracemalloc.start()
+    try:
+        allowed = robots.allowed(url, robots_token="bot")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert allowed == _scan_allows(robots, url)
+    assert peak < 8 * len(url)
+
+
+def _scan_allows(robots: ra.RobotsTxt, url: str) -> bool:
+    """The verdict from the globs' own rule (``/*q{i}zz``: the piece anywhere)."""
+    return not any(f"q{i}zz" in url for i in range(200))
+
+
+def test_building_the_piece_index_of_a_hostile_file_is_bounded() -> None:
+    """A default-sized file of ~12,000 distinct 36-character globs: building their
+    piece index took 53 MB at once (32 pieces a glob, each glob's in a set)."""
+    rng = random.Random(2)
+    alphabet = string.ascii_lowercase + string.digits
+    body = "User-agent: *\n" + "".join(
+        "Disallow: /*" + "".join(rng.choices(alphabet, k=36)) + "\n" for _ in range(20_000)
+    )
+    robots = ra.parse(body.encode())
+    robots.allowed("http://x.test/", robots_token="bot")
+    tracemalloc.start()
+    try:
+        for i in range(6):  # the index is built on the fifth question
+            robots.allowed(f"http://x.test/{i}abcdefgh", robots_token="bot")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20_000_000
+    piece = body.splitlines()[1000].removeprefix("Disallow: /*")  # (kept: max_bytes)
+    assert not robots.allowed("http://x.test/p" + piece, robots_token="bot")
+    assert robots.allowed("http://x.test/p" + piece[1:], robots_token="bot")
+
+
+def test_raised_literals_of_many_star_counts_are_not_all_searched(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``/a5*``, ``/a6**``, ... (999 rules, each its own count of trailing stars, fit in
+    a default-sized file): with one raised-literal index per count a question
+    searched all 999, 150x a question before issue 13. One index answers once."""
+    body = "User-agent: *\n" + "".join(f"Disallow: /a{i % 7}{'*' * i}\n" for i in range(1, 1000))
+    robots = ra.parse(body.encode())
+    robots.allowed("http://x.test/", robots_token="bot")
+    searched: list[int] = []
+    real_best = RaisedLiterals.best
+
+    def counted(self: RaisedLiterals, target: str) -> int:
+        searched.append(self.stars)
+        return real_best(self, target)
+
+    monkeypatch.setattr(RaisedLiterals, "best", counted)
+    for i in range(9):
+        expected = i >= 7  # "/a7x", "/a8x": no rule
+        assert robots.allowed(f"http://x.test/a{i}x", robots_token="bot") is expected
+    assert robots.explain("http://x.test/a1x", robots_token="bot").line == 1 + 995
+    assert len(searched) <= 9
+
+
+def test_many_distinct_raised_literals_each_with_its_own_star_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """900 distinct literals, each its own count of stars (no quick heads test past 32
+    literals): 130-170 us a question with one index per count, 1 us before issue 13."""
+    body = "User-agent: *\n" + "".join(f"Disallow: /p{i}/{'*' * i}\n" for i in range(1, 900))
+    robots = ra.parse(body.encode())
+    robots.allowed("http://x.test/", robots_token="bot")
+    searched: list[int] = []
+    real_best = RaisedLiterals.best
+
+    def counted(self: RaisedLiterals, target: str) -> int:
+        searched.append(self.stars)
+        return real_best(self, target)
+
+    monkeypatch.setattr(RaisedLiterals, "best", counted)
+    assert robots.allowed("http://x.test/zzz", robots_token="bot")
+    assert not robots.allowed("http://x.test/p5/x", robots_token="bot")
+    verdict = robots.explain("http://x.test/p5/x", robots_token="bot")
+    assert verdict.rule is not None
+    assert (verdict.line, verdict.rule.pattern) == (6, "/p5/*****")
+    assert len(searched) <= 3  # one search a question
