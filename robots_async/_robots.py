@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ._agent import crawler_name, product_token
 from ._compiled import compiled_bucket
@@ -35,6 +35,8 @@ __all__ = ["RobotsTxt"]
 ROBOTS_PATH = "/robots.txt"
 _MAX_CACHED_TOKENS = 64
 _UNSEEN: Any = object()
+#: RobotsTxt._first before any question: a token no str equals.
+_NOBODY: tuple[object, None] = (object(), None)
 
 _token_of = lru_cache(maxsize=1024)(product_token)
 # An absolute http(s) URL with a path: its request target in one regex (the rest go
@@ -52,9 +54,9 @@ class RobotsTxt:
     """
 
     __slots__ = (
-        "_bucket0",
         "_buckets",
         "_clean_params",
+        "_first",
         "_google_like",
         "_groups",
         "_host",
@@ -63,7 +65,6 @@ class RobotsTxt:
         "_public_groups",
         "_sitemaps",
         "_synthetic",
-        "_token0",
         "_truncated",
         "_usage",
         "_warnings",
@@ -102,8 +103,9 @@ class RobotsTxt:
         # that select the same groups share one bucket).
         # The first token asked and its bucket (most files are asked about by one
         # crawler: no dict then, ~150 bytes a file less after its questions).
-        self._token0: str | None = None
-        self._bucket0: Bucket | None = None
+        # One tuple, stored once: no thread (free-threaded builds included) can see
+        # one question's token with another's bucket.
+        self._first: tuple[object, Bucket | None] = _NOBODY
         self._buckets: dict[str | tuple[int, ...], Bucket | None] | None = None
         #: Agent index (see _select), built once a second token is asked about.
         self._index: _AgentIndex | None = None
@@ -121,6 +123,11 @@ class RobotsTxt:
     def disallow_all(cls) -> RobotsTxt:
         """Everything disallowed (but /robots.txt): RFC 9309 §2.3.1.4, unreachable."""
         return cls([], synthetic="disallow-all")
+
+    @property
+    def _bucket0(self) -> Bucket | None:
+        """The first token's bucket (None before any question): for tests."""
+        return self._first[1]
 
     @property
     def policy(self) -> MatchPolicy:
@@ -181,8 +188,9 @@ class RobotsTxt:
             token = robots_token
         else:
             token = self._token(user_agent, robots_token)
-        if token == self._token0:
-            bucket = self._bucket0
+        first = self._first
+        if token == first[0]:
+            bucket = first[1]
         else:
             bucket = self._bucket(token)
         if not self._google_like:
@@ -321,8 +329,9 @@ class RobotsTxt:
 
     def _indices(self, token: str) -> tuple[int, ...]:
         """Group indices for a token: its specific groups, else the ``*`` groups."""
-        if token == self._token0:
-            return () if self._bucket0 is None else self._bucket0.indices
+        first = self._first
+        if token == first[0]:
+            return () if first[1] is None else first[1].indices
         bucket = _UNSEEN if self._buckets is None else self._buckets.get(token, _UNSEEN)
         if bucket is not _UNSEEN:
             return () if bucket is None else bucket.indices
@@ -337,7 +346,7 @@ class RobotsTxt:
         compiled rules (_bucket), so a file asked about by one crawler retains no
         index (~330 bytes per agent line); an index is built for the second token.
         """
-        if index and (self._index is not None or self._token0 is not None):
+        if index and (self._index is not None or self._first is not _NOBODY):
             return self._from_index(canonical)
         exact_agents = self._policy.exact_agents
         # Names are compared only for a real name ("*" asks for the global group).
@@ -410,21 +419,22 @@ class RobotsTxt:
 
     def _bucket(self, token: str) -> Bucket | None:
         """The compiled rules for a token (None: no group applies), cached per token."""
-        if token == self._token0:
-            return self._bucket0
+        first = self._first
+        if token == first[0]:
+            return first[1]
         # Tokens match case-insensitively: "Googlebot" and "googlebot" share a bucket.
         canonical = token.lower()
-        if self._token0 is None:
+        if first is _NOBODY:
             indices = self._select(canonical)
-            self._bucket0 = self._compile(indices) if indices else None
-            self._token0 = token
-            return self._bucket0
+            compiled = self._compile(indices) if indices else None
+            self._first = (token, compiled)
+            return compiled
         buckets = self._buckets
         if buckets is None:
-            buckets = self._buckets = {self._token0: self._bucket0}
-            buckets[self._token0.lower()] = self._bucket0
-            if self._bucket0 is not None:
-                buckets[self._bucket0.indices] = self._bucket0
+            token0, bucket0 = cast("tuple[str, Bucket | None]", first)
+            buckets = self._buckets = {token0: bucket0, token0.lower(): bucket0}
+            if bucket0 is not None:
+                buckets[bucket0.indices] = bucket0
         bucket: Bucket | None = buckets.get(canonical, _UNSEEN)
         if bucket is _UNSEEN:
             indices = self._select(canonical)
