@@ -163,6 +163,19 @@ def test_building_the_piece_index_of_a_hostile_file_is_bounded() -> None:
     assert robots.allowed("http://x.test/p" + piece[1:], robots_token="bot")
 
 
+def _count_searches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The star counts of the raised-literal indexes searched from now on, in order."""
+    searched: list[int] = []
+    real_best = RaisedLiterals.best
+
+    def counted(self: RaisedLiterals, target: str) -> int:
+        searched.append(self.stars)
+        return real_best(self, target)
+
+    monkeypatch.setattr(RaisedLiterals, "best", counted)
+    return searched
+
+
 def test_raised_literals_of_many_star_counts_are_not_all_searched(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -172,14 +185,7 @@ def test_raised_literals_of_many_star_counts_are_not_all_searched(
     body = "User-agent: *\n" + "".join(f"Disallow: /a{i % 7}{'*' * i}\n" for i in range(1, 1000))
     robots = ra.parse(body.encode())
     robots.allowed("http://x.test/", robots_token="bot")
-    searched: list[int] = []
-    real_best = RaisedLiterals.best
-
-    def counted(self: RaisedLiterals, target: str) -> int:
-        searched.append(self.stars)
-        return real_best(self, target)
-
-    monkeypatch.setattr(RaisedLiterals, "best", counted)
+    searched = _count_searches(monkeypatch)
     for i in range(9):
         expected = i >= 7  # "/a7x", "/a8x": no rule
         assert robots.allowed(f"http://x.test/a{i}x", robots_token="bot") is expected
@@ -195,14 +201,7 @@ def test_many_distinct_raised_literals_each_with_its_own_star_count(
     body = "User-agent: *\n" + "".join(f"Disallow: /p{i}/{'*' * i}\n" for i in range(1, 900))
     robots = ra.parse(body.encode())
     robots.allowed("http://x.test/", robots_token="bot")
-    searched: list[int] = []
-    real_best = RaisedLiterals.best
-
-    def counted(self: RaisedLiterals, target: str) -> int:
-        searched.append(self.stars)
-        return real_best(self, target)
-
-    monkeypatch.setattr(RaisedLiterals, "best", counted)
+    searched = _count_searches(monkeypatch)
     assert robots.allowed("http://x.test/zzz", robots_token="bot")
     assert not robots.allowed("http://x.test/p5/x", robots_token="bot")
     verdict = robots.explain("http://x.test/p5/x", robots_token="bot")
