@@ -48,7 +48,8 @@ def compiled_bucket(
     """The bucket of ``groups`` at ``indices``: one compiled before for the same rules,
     or a new one (kept for later files when its rules are small)."""
     blobs = tuple(groups[i].blob for i in indices)
-    if sum(map(len, blobs)) > MAX_SHARED_BYTES:
+    size = sum(map(len, blobs))
+    if size > MAX_SHARED_BYTES:
         return compile_bucket(groups, indices, policy)
     # Frozen groups keep their lines in an array (RawGroup.freeze).
     lines = tuple(cast("array[int]", groups[i].lines).tobytes() for i in indices)
@@ -61,7 +62,7 @@ def compiled_bucket(
                 _shared[key] = found
         return found[1]
     bucket = compile_bucket(groups, indices, policy)
-    weight = _weight(blobs, lines)
+    weight = _weight(size, blobs, lines)
     if weight > _MAX_ENTRY_WEIGHT:
         return bucket
     with _lock:  # files are parsed and asked about from any thread
@@ -75,12 +76,13 @@ def compiled_bucket(
     return bucket
 
 
-def _weight(blobs: tuple[bytes, ...], lines: tuple[bytes, ...]) -> int:
-    """Bytes a bucket of these rules and its key retain, over-estimated (tracemalloc:
-    a literal rule ~90 bytes, a ``$`` rule ~190, a glob 350-470, each star more)."""
+def _weight(size: int, blobs: tuple[bytes, ...], lines: tuple[bytes, ...]) -> int:
+    """Bytes a bucket of these rules (``size`` bytes of them) and its key retain,
+    over-estimated (tracemalloc: a literal rule ~90 bytes, a ``$`` rule ~190, a glob
+    350-470, each star more)."""
     rules = sum(map(len, lines)) // 4  # (4-byte signed lines)
     special = sum(blob.count(b"*") + blob.count(b"$") for blob in blobs)
-    return sum(map(len, blobs)) + 4 * rules + 100 * rules + 320 * special
+    return size + 104 * rules + 320 * special
 
 
 def forget_shared() -> None:

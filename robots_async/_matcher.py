@@ -213,12 +213,6 @@ def _better(a: int, b: int) -> int:
     return a if abs(a) < abs(b) else b
 
 
-def _plain_score(literal: str, signed_line: int) -> int:
-    if signed_line < 0:
-        return (len(literal) << 33) | (_ALLOWED + signed_line)
-    return (len(literal) << 33) | (_LINE_MAX - signed_line)
-
-
 def _file_order(rule: CompiledRule) -> tuple[int, bool]:
     return (rule.rank[2], rule.rank[1])
 
@@ -285,7 +279,8 @@ class Bucket(LiteralPrefixes):
             self.wild = Wildcards(wild)
             if heads is not None:
                 # The glob entries' own head strings: no second copy (tracemalloc).
-                heads.update(dict.fromkeys(self.wild.disallow_heads()))
+                globs = self.wild.globs or ()
+                heads.update(dict.fromkeys(g[1] for g in globs if not g[0] & ALLOW_BIT))
         if heads is not None:
             self.heads = tuple(heads)
         if plain:

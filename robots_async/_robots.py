@@ -125,11 +125,6 @@ class RobotsTxt:
         return cls([], synthetic="disallow-all")
 
     @property
-    def _bucket0(self) -> Bucket | None:
-        """The first token's bucket (None before any question): for tests."""
-        return self._first[1]
-
-    @property
     def policy(self) -> MatchPolicy:
         """The matching policy this file was parsed with."""
         return self._policy

@@ -1,8 +1,8 @@
 """The rules of a bucket that are not plain literal prefixes.
 
 - *Raised* literals (``/a*``: the literal ``/a`` with priority 3) are sorted and
-  found by bisect as plain literals are, one index per count of trailing stars (a
-  file may list hundreds: ``Disallow: /apps/*``).
+  found by bisect as plain literals are, in one index whatever their count of
+  trailing stars (a file may list hundreds: ``Disallow: /apps/*``).
 - *Globs* (any other rule with a ``*``) are a list in decision order (score, highest
   first), so the first match is the best. The target must start with one of their
   heads, and a glob is tried only if its last segment occurs in the target. Past
@@ -31,8 +31,7 @@ __all__ = ["GlobEntry", "Wildcards", "glob_match"]
 #: target size, pattern).
 GlobEntry = tuple[int, str, str, "tuple[str, ...] | None", bool, int, str]
 
-_NONE: Final[tuple[str, ...]] = ()
-#: Globs in a bucket from which they are found through the trigram index.
+#: Globs in a bucket from which they are found through the piece index.
 _GRAM_INDEX_MIN: Final = 96
 _GRAM: Final = 4
 #: Pieces of a glob weighed when choosing its index key.
@@ -42,8 +41,6 @@ _MAX_PIECES: Final = 8
 _MAX_GRAM_SET: Final = 4096
 #: Scans of a large glob list before its piece index is built.
 _SCANS_BEFORE_INDEX: Final = 4
-#: The Allow bit of a score (see _matcher).
-_ALLOW_BIT: Final = 1 << 32
 #: Raised literals tested at once with one startswith() before their index.
 _MAX_QUICK_HEADS: Final = 32
 
@@ -73,8 +70,8 @@ class Wildcards:
                     raised[body] = (score, len(pattern) - len(body))
         globs.sort(key=_score_of, reverse=True)
         self.raised = RaisedLiterals(raised) if raised else None
-        # A few raised literals: one C-level test skips their index for most targets
-        # (corpus: wild-bucket questions 2,057 -> ... ns); many: "" (always looked up).
+        # A few raised literals: one C-level test skips their index (a bisect) for
+        # most targets; many: "" (always looked up).
         self.raised_heads = tuple(raised) if len(raised) <= _MAX_QUICK_HEADS else ("",)
         self.globs = globs or None
         #: The best score any rule here can give (Bucket.best skips them below it).
@@ -123,10 +120,6 @@ class Wildcards:
             if hit:
                 return rule
         return best
-
-    def disallow_heads(self) -> list[str]:
-        """What a target must start with for a Disallow glob here to match it."""
-        return [entry[1] for entry in self.globs or () if not entry[0] & _ALLOW_BIT]
 
     def pattern(self, best: int) -> str | None:
         """The pattern of the rule scored ``best`` here, if it is one of these."""

@@ -37,7 +37,7 @@ def test_a_parent_search_racing_another_thread_still_finds_the_rule(
     a stale UNKNOWN read as "no parent" drops the Disallow (fails open)."""
     robots = ra.parse(_NESTED)
     assert not robots.allowed("http://x.test/ab", robots_token="bot")  # compiles, links
-    bucket = robots._bucket0
+    bucket = robots._first[1]
     assert bucket is not None
     bucket.parents = _prefixes._NO_PARENTS  # as compiled: no parent looked for yet
 
@@ -112,7 +112,7 @@ def test_usual_small_rule_sets_are_still_shared() -> None:
         first, second = ra.parse(body), ra.parse(body)
         first.allowed("http://x.test/", robots_token="bot")
         second.allowed("http://x.test/", robots_token="bot")
-        assert first._bucket0 is second._bucket0
+        assert first._first[1] is second._first[1]
 
 
 def test_a_long_url_against_many_globs_needs_no_memory_per_character() -> None:

@@ -13,7 +13,7 @@ WORDPRESS = b"User-agent: *\nDisallow: /wp-admin/\nAllow: /wp-admin/admin-ajax.p
 
 def _bucket(robots: ra.RobotsTxt) -> object:
     robots.allowed("https://a.test/", robots_token="bot")
-    return robots._bucket0
+    return robots._first[1]
 
 
 def test_same_rules_share_one_bucket_and_answer_alike() -> None:
