@@ -19,7 +19,7 @@ from bisect import bisect_right
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from ._policy import normalise_patterns
-from ._prefixes import UNKNOWN, LiteralPrefixes
+from ._prefixes import LiteralPrefixes
 from ._rules import Rule
 from ._wildcards import Wildcards, glob_match
 
@@ -292,29 +292,17 @@ class Bucket(LiteralPrefixes):
 
     def best(self, target: str) -> int:
         """The best score among rules matching ``target``; -1 when none matches."""
+        return self.best_from(target, self.longest(target))
+
+    def best_from(self, target: str, longest: int) -> int:
+        """:meth:`best`, given ``longest``: ``self.longest(target)``, which
+        RobotsTxt.allowed() finds inline and decides with alone in most buckets."""
         best = -1
-        prefixes = self.prefixes
-        if prefixes:
-            i = bisect_right(prefixes, target) - 1
-            if i >= 0:
-                # prefixes[i] is the largest literal <= target: the longest literal
-                # that is a prefix of target is it or one of its own prefixes.
-                parents = self.parents
-                while not target.startswith(prefixes[i]):
-                    up = parents[i] if parents else UNKNOWN
-                    if up < 0:
-                        if up == -1:
-                            break
-                        up = self.parent(i)  # first walk through i
-                        parents = self.parents
-                        if up < 0:
-                            break
-                    i = up
-                else:
-                    line = self.signed[i]
-                    best = (len(prefixes[i]) << 33) | (
-                        _ALLOWED + line if line < 0 else _LINE_MAX - line
-                    )
+        if longest >= 0:
+            line = self.signed[longest]
+            best = (len(self.prefixes[longest]) << 33) | (
+                _ALLOWED + line if line < 0 else _LINE_MAX - line
+            )
         exact = self.exact
         if exact is not None:
             hit = exact.get(target, -1)
