@@ -251,8 +251,9 @@ class Bucket(LiteralPrefixes):
         self.parents = self.signed = _NO_INTS
         self.exact: dict[str, int] | None = None
         self.wild: Wildcards | None = None
-        #: What a target must start with to be disallowed at all (None: too many to
-        #: test at once); RobotsTxt.allowed() answers most URLs with this one C call.
+        #: What a target must start with to be disallowed at all (None: any target may
+        #: be, or too many heads to test at once); RobotsTxt.allowed() answers most
+        #: URLs with this one C call.
         self.heads: tuple[str, ...] | None = None
 
     def index(self, plain: dict[str, int], others: list[tuple[str, int]]) -> None:
@@ -281,7 +282,8 @@ class Bucket(LiteralPrefixes):
                 # The glob entries' own head strings: no second copy (tracemalloc).
                 globs = self.wild.globs or ()
                 heads.update(dict.fromkeys(g[1] for g in globs if not g[0] & ALLOW_BIT))
-        if heads is not None:
+        # A head "" or "/" admits every target (each starts with "/"): no test then.
+        if heads is not None and "" not in heads and "/" not in heads:
             self.heads = tuple(heads)
         if plain:
             literals = sorted(plain)
