@@ -115,11 +115,6 @@ class RaisedLiterals(LiteralPrefixes):
                 chain[i] = chain[up]
         self.chain = chain
 
-    def best(self, target: str) -> int:
-        """The score of the rule these literals give ``target`` (-1: none)."""
-        i = self.longest(target)
-        return self.chain[i] if i >= 0 else -1
-
     def pattern(self, best: int) -> str | None:
         """The pattern of the rule scored ``best``, if it is one of these."""
         for literal, score, stars in zip(self.prefixes, self.scores, self.stars, strict=True):

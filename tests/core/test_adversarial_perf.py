@@ -166,13 +166,13 @@ def test_building_the_piece_index_of_a_hostile_file_is_bounded() -> None:
 def _count_searches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The star counts of the raised-literal indexes searched from now on, in order."""
     searched: list[int] = []
-    real_best = RaisedLiterals.best
+    real_longest = RaisedLiterals.longest
 
     def counted(self: RaisedLiterals, target: str) -> int:
         searched.append(self.stars)
-        return real_best(self, target)
+        return real_longest(self, target)
 
-    monkeypatch.setattr(RaisedLiterals, "best", counted)
+    monkeypatch.setattr(RaisedLiterals, "longest", counted)
     return searched
 
 
