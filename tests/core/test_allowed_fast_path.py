@@ -6,6 +6,7 @@ brute-force reference matcher give, whatever the input's form."""
 from __future__ import annotations
 
 import random
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import yarl
@@ -13,6 +14,7 @@ import yarl
 import robots_async as ra
 from robots_async import _robots
 from tests.core.test_matcher import reference_verdict
+from tests.helpers import OwnGrowth
 
 _VALUES = ["", "/", "/a", "/ab", "/a/", "/robots.txt", "/robots", "/a$", "/*b", "/a*", "/*.txt$"]
 
@@ -76,3 +78,58 @@ def test_user_agent_memo_is_bounded() -> None:
         assert robots.allowed("https://x.test/", user_agent=f"bot{i}/1.0") == (i != 7)
         assert len(_robots._TOKENS) <= _robots._MAX_TOKENS
     assert not robots.allowed("https://x.test/", user_agent="bot7/1.0")
+
+
+_URL_PIECES = [
+    "http://", "https://", "HTTPS://", "h", "h2", ".x", ":80", "@", "u:p@", "/", "/a", "/ab",
+    "/private", "?", "?q=1", "#", "#f/private", ";", ";p", "%2F", "/é", "//", "/..", "",
+]  # fmt: skip
+
+
+def test_origin_seen_before_gives_what_the_regex_gives() -> None:
+    """Questions about URLs of several origins (and near misses: h vs h2, userinfo,
+    ports, fragments, ``?`` before the path, upper-case schemes) in random order on one
+    file: each answer equals explain()'s, which reduces every URL from scratch."""
+    rng = random.Random(9309)
+    body = (
+        "User-agent: *\nDisallow: /private\nAllow: /private/ok\nDisallow: /*?q=\nDisallow: /ab$\n"
+    )
+    robots = ra.parse(body)
+    for _ in range(20_000):
+        url = "".join(rng.choice(_URL_PIECES) for _ in range(rng.randrange(1, 7)))
+        if rng.random() < 0.8:
+            url = rng.choice(["https://h", "http://h", "https://h2", "https://u@h"]) + url
+        expected = robots.explain(url, robots_token="bot").allowed
+        assert robots.allowed(url, robots_token="bot") == expected, url
+
+
+def test_a_long_host_is_not_kept() -> None:
+    """The origin of the URL asked before is kept for the next question, but not a
+    hostile 1 MB one: the file retains no more after it than after a usual URL."""
+    robots = ra.parse(b"User-agent: *\nDisallow: /private\n")
+    robots.allowed("https://h.test/a", robots_token="bot")
+    long_url = "https://" + "h" * 1_000_000 + "/private"
+    with OwnGrowth() as growth:
+        assert not robots.allowed(long_url, robots_token="bot")
+        kept, top = growth.grown()
+    assert kept < 10_000, top
+    assert not robots.allowed("https://h.test/private", robots_token="bot")
+
+
+def test_threads_asking_about_two_origins() -> None:
+    """Threads alternating between origins on one file: the origin kept is replaced
+    under their feet, and every answer stays right."""
+    robots = ra.parse(b"User-agent: *\nDisallow: /private\n")
+    urls = [("https://a.test/private/x", False), ("http://b.test:8080/public#/private", True)]
+    urls += [("https://a.test/public", True), ("http://b.test:8080/private", False)]
+
+    def ask(seed: int) -> bool:
+        rng = random.Random(seed)
+        for _ in range(20_000):
+            url, allowed = rng.choice(urls)
+            if robots.allowed(url, robots_token="bot") != allowed:
+                return False
+        return True
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(ask, range(4)))
