@@ -79,9 +79,9 @@ _PARSED_BODIES = 256
 #: Bytes an entry holds besides its rules and bodies: the entry, its outcome and
 #: resolution, URLs, the LRU slot (tracemalloc, tests/pipeline/test_memory.py), the
 #: origin's text key with its slot in _texts (~110 bytes: sys.getsizeof), and its
-#: holder in the hot index with the dict and heap slots (96 bytes, tracemalloc
-#: over 2,000 and 10,000 entries).
-_ENTRY_OVERHEAD = 1744
+#: hot index and expiry heap items (128 bytes, 88 once hit: tracemalloc over 2,000
+#: and 10,000 entries).
+_ENTRY_OVERHEAD = 1776
 #: Seconds past total_timeout before the lanes cut a fetch: the fetcher's own
 #: timeout (same length, started a little later) normally fires first.
 _DEADLINE_GRACE = 0.25
@@ -138,22 +138,15 @@ class CacheStats:
     memory: int = 0
 
 
-class _Hot:
-    """A fresh entry as the checker's hot path reads it: one object per hit, no float
-    to dereference (expiry is the cache's ``_soonest`` watermark) and a mutable mark.
-    Ordered by expiry: the expiry heap holds these objects themselves (no tuple)."""
+class _Unused:
+    """A hot-index entry not hit since it joined or since the eviction scan passed
+    it: its rules wrapped, so that a hit is told by the value's type alone (the
+    rules' header, read by the match anyway) and marks by unwrapping them."""
 
-    __slots__ = ("expires_at", "robots", "text", "used")
+    __slots__ = ("robots",)
 
-    def __init__(self, robots: RobotsTxt, text: str, expires_at: float) -> None:
+    def __init__(self, robots: RobotsTxt) -> None:
         self.robots = robots
-        self.text = text
-        self.expires_at = expires_at
-        #: Hit on the hot path since the eviction scan last passed (second chance).
-        self.used = False
-
-    def __lt__(self, other: _Hot) -> bool:
-        return self.expires_at < other.expires_at
 
 
 class RobotsCache:
@@ -205,21 +198,23 @@ class RobotsCache:
         self._invalid_logged: set[str] = set()  # record faults logged (shared store)
         self._match_policy = match_policy
         # Entries keyed by their origin's text (``str(origin)``), least recently used
-        # first (hot-path hits mark instead: _evict_one()), and that text by origin (the same str object: one key per entry),
-        # kept in step by _keep() and invalidate(). The text is the key so that the
-        # checker finds a usual URL's entry and renews its place without building an
-        # Origin, and the hit touches one table: 1.0 -> 0.7 us per cached hit at
-        # 10,000 origins (an OrderedDict by Origin plus a dict by text before).
+        # first (hot-path hits mark instead: _evict_one()), and that text by origin
+        # (the same str object: one key per entry), kept in step by _keep() and
+        # invalidate(). The text is the key so that the checker finds a usual URL's
+        # entry without building an Origin, and the hit touches one table: 1.0 ->
+        # 0.7 us per cached hit at 10,000 origins (an OrderedDict by Origin plus a
+        # dict by text before).
         self._entries: OrderedDict[str, CacheEntry] = OrderedDict()
         self._texts: dict[Origin, str] = {}
-        # The hot path's index: the entries not yet expired and not stale, by text
-        # (stale ones take fresh_text(), which counts them). Expiry is checked against
-        # one watermark, the soonest expiry in it (a heap of its holders, those no
-        # longer in it skipped when popped), not against each entry's expires_at:
-        # that float is one more cache miss per hit (2.7% of a cached check at 10,000
-        # origins, paired). An entry is never served at or after its expires_at.
-        self._hot: dict[str, _Hot] = {}
-        self._expiries: list[_Hot] = []
+        # The hot path's index: the rules of entries not yet expired and not stale,
+        # by text (stale ones take fresh_text(), which counts them); _Unused-wrapped
+        # until hit. Expiry is checked against one watermark, the soonest expiry in
+        # it (a heap of (expires_at, text), those of entries gone or renewed skipped
+        # when popped), not against each entry's expires_at: that float, and a
+        # holder object, are cache misses (2.7% of a cached check at 10,000 origins
+        # each, paired). An entry is never served at or after its expires_at.
+        self._hot: dict[str, RobotsTxt | _Unused] = {}
+        self._expiries: list[tuple[float, str]] = []
         self._soonest = _NEVER
         self._memory = 0
         self._counts: dict[str, int] = dict.fromkeys(CacheStats.__slots__, 0)
@@ -299,12 +294,13 @@ class RobotsCache:
         now = self._clock()
         if now >= self._soonest:
             self._expire(now)
-        hot = self._hot.get(origin_text)
-        if hot is None:
+        robots = self._hot.get(origin_text)
+        if robots is None:
             return None
-        hot.used = True
+        if type(robots) is _Unused:
+            robots = self._hot[origin_text] = robots.robots  # marked: hit since the scan
         self._hits += 1
-        return hot.robots
+        return robots  # type: ignore[return-value]
 
     async def get(self, origin: Origin) -> tuple[CacheEntry, bool]:
         """The entry in force for ``origin`` and whether it came from the cache.
@@ -519,22 +515,22 @@ class RobotsCache:
         self._entries[text] = entry
         self._memory += entry.size
         if entry.source != "stale" and not self._closed:
-            hot = self._hot[text] = _Hot(entry.robots, text, entry.expires_at)
-            heapq.heappush(self._expiries, hot)
+            self._hot[text] = _Unused(entry.robots)
+            heapq.heappush(self._expiries, (entry.expires_at, text))
             self._soonest = min(self._soonest, entry.expires_at)
             if len(self._expiries) > 2 * len(self._hot) + 64:
                 self._reindex_expiries()
 
     def _evict_one(self) -> None:
-        """Evict the oldest unmarked entry; marked ones on the way lose their mark
-        and go to the back (each pass clears every mark: at most one pass)."""
+        """Evict the oldest entry not hit on the hot path since the scan last passed;
+        those hit on the way are unmarked and go to the back (at most one pass)."""
         entries, hot = self._entries, self._hot
         while True:
             text, entry = entries.popitem(last=False)
-            marked = hot.get(text)
-            if marked is None or not marked.used:
+            robots = hot.get(text)
+            if robots is None or isinstance(robots, _Unused):
                 break
-            marked.used = False
+            hot[text] = _Unused(robots)
             entries[text] = entry
         hot.pop(text, None)
         del self._texts[entry.origin]
@@ -543,19 +539,21 @@ class RobotsCache:
 
     def _expire(self, now: float) -> None:
         """Take entries expired at ``now`` out of the hot index; raise the watermark."""
-        expiries, hot = self._expiries, self._hot
-        while expiries and expiries[0].expires_at <= now:
-            gone = heapq.heappop(expiries)
-            if hot.get(gone.text) is gone:
-                del hot[gone.text]
-        self._soonest = expiries[0].expires_at if expiries else _NEVER
+        expiries, hot, entries = self._expiries, self._hot, self._entries
+        while expiries and expiries[0][0] <= now:
+            _, text = heapq.heappop(expiries)
+            entry = entries.get(text)
+            if entry is not None and entry.expires_at <= now:
+                hot.pop(text, None)
+        self._soonest = expiries[0][0] if expiries else _NEVER
 
     def _reindex_expiries(self) -> None:
-        """Rebuild the expiry heap from the hot index: the holders of replaced, evicted
+        """Rebuild the expiry heap from the hot index: the items of replaced, evicted
         or invalidated entries would otherwise pile up (kept under 2x plus 64)."""
-        self._expiries = list(self._hot.values())
+        entries = self._entries
+        self._expiries = [(entries[text].expires_at, text) for text in self._hot]
         heapq.heapify(self._expiries)
-        self._soonest = self._expiries[0].expires_at if self._expiries else _NEVER
+        self._soonest = self._expiries[0][0] if self._expiries else _NEVER
 
     def _drop(self, entry: CacheEntry, kept: CacheEntry | None = None) -> None:
         """Account for an entry leaving the cache (``kept``: the one replacing it).
