@@ -165,6 +165,7 @@ class RobotsChecker(AsyncClosing):
         # That loop while it may take allowed()'s hot path: an asyncio loop (whose
         # private _thread_id names the thread running it), None once closed.
         self._hot_loop: Any = None
+        self._last_agent: tuple[str | None, str] = (None, self._token)
         # Plain int counters: `+= 1` on an attribute is half a dict item's (16 vs 32 ns).
         self._checks = 0
         self._disallowed = 0
@@ -210,14 +211,21 @@ class RobotsChecker(AsyncClosing):
         if hot is not None and type(url) is str and hot._thread_id == get_ident():
             # The usual URL is sent as written and spells its origin's text (see
             # PLAIN_URL): its entry is found by that text, with no wire_url() and no
-            # Origin built (4.9 -> ~3.7 us a cached check at 10,000 origins).
+            # Origin built (4.9 -> ~3.7 us a cached check at 10,000 origins). The
+            # cache's hot index answers (no LRU move, no expiry float, no holder:
+            # 1.6-1.7x -> 1.44-1.46x a bare match at 10,000 origins, bench_core.py).
             plain = PLAIN_URL(url) if "/." not in url else None
             if plain is not None:
-                entry = self._cache.fresh_text(plain[1])
-                if entry is not None:
-                    # A per-call User-Agent is reduced to its token once, not every call.
-                    token = self._token if user_agent is None else _cached_token(user_agent)
-                    if entry.robots.allowed(url, robots_token=token):
+                robots = self._cache.fresh_robots(plain[1])
+                if robots is not None:
+                    if user_agent is None:
+                        token = self._token
+                    else:
+                        # The last per-call User-Agent's token: a compare, not the
+                        # lru_cache call (10 vs 45 ns; -2% a cached check, paired).
+                        last = self._last_agent
+                        token = last[1] if user_agent == last[0] else self._token_for(user_agent)
+                    if robots.allowed(url, robots_token=token):
                         self._checks += 1
                         return True
                     self._checks += 1
@@ -387,7 +395,16 @@ class RobotsChecker(AsyncClosing):
         return Origin.from_url(url)
 
     def _token_for(self, user_agent: str | None) -> str:
-        return self._token if user_agent is None else _cached_token(user_agent)
+        """The product token for a per-call ``user_agent`` (memoised: crawlers pass a
+        handful of them, usually one)."""
+        if user_agent is None:
+            return self._token
+        last = self._last_agent
+        if user_agent == last[0]:
+            return last[1]
+        token = _cached_token(user_agent)
+        self._last_agent = (user_agent, token)
+        return token
 
     def _forget_past_visits(self, now: float) -> None:
         """Drop reservations that have passed (each heap item is popped once)."""
