@@ -10,6 +10,7 @@ import time
 import pytest
 
 import robots_async as ra
+from robots_async import _robots
 
 _FILE = "User-agent: *\nDisallow: /private\nAllow: /private/ok\n"
 
@@ -75,3 +76,26 @@ def test_indexed_globs_are_not_each_searched_through_a_long_url() -> None:
     assert robots.explain(hostile, robots_token="bot").allowed
     ratio = _best_time(robots, hostile) / _best_time(robots, control)
     assert ratio < 5, ratio
+
+
+@pytest.mark.parametrize("user_agent", ["", "/1.0 (+https://x.test/bot)"])
+def test_a_user_agent_without_a_product_token_is_derived_once(
+    monkeypatch: pytest.MonkeyPatch, user_agent: str
+) -> None:
+    """A User-Agent whose product token is "" (none, or no name before "/"): the memo
+    read it as a miss (``get() or derive``) and derived it again on every question,
+    a regex over the whole header each time (the lru_cache before issue 13 kept it)."""
+    derived: list[str] = []
+    real = _robots.product_token
+
+    def counted(text: str) -> str:
+        derived.append(text)
+        return real(text)
+
+    monkeypatch.setattr(_robots, "product_token", counted)
+    _robots._TOKENS.pop(user_agent, None)
+    robots = ra.parse("User-agent: *\nDisallow: /x\n")
+    for _ in range(50):
+        assert not robots.allowed("https://x.test/x", user_agent=user_agent)
+        assert robots.allowed("https://x.test/y", user_agent=user_agent)
+    assert len(derived) <= 1
