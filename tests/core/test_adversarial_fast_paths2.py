@@ -93,7 +93,6 @@ def test_a_user_agent_without_a_product_token_is_derived_once(
         return real(text)
 
     monkeypatch.setattr(_robots, "product_token", counted)
-    _robots._TOKENS.pop(user_agent, None)
     robots = ra.parse("User-agent: *\nDisallow: /x\n")
     for _ in range(50):
         assert not robots.allowed("https://x.test/x", user_agent=user_agent)
