@@ -58,6 +58,9 @@ _starts_with = str.startswith
 def _token_of(user_agent: str) -> str:
     """The product token of ``user_agent``, remembered for the next question (a
     crawler sends a few User-Agents; past _MAX_TOKENS distinct ones, start again)."""
+    known = _TOKENS.get(user_agent)
+    if known is not None:  # "": allowed()'s ``get() or`` reads it as a miss
+        return known
     token = product_token(user_agent)
     if len(_TOKENS) >= _MAX_TOKENS:
         _TOKENS.clear()
