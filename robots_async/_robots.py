@@ -51,11 +51,16 @@ _MAX_TOKENS = 1024
 # An absolute http(s) URL with a path: its request target in one regex (the rest go
 # through request_target(), which gives the same for these).
 _HTTP_PATH = re.compile("https?://[^/?;#]*(/[^#]*)").match
+#: Raises TypeError for anything but a str (allowed() catches it: request_target()).
+_starts_with = str.startswith
 
 
 def _token_of(user_agent: str) -> str:
     """The product token of ``user_agent``, remembered for the next question (a
     crawler sends a few User-Agents; past _MAX_TOKENS distinct ones, start again)."""
+    known = _TOKENS.get(user_agent)
+    if known is not None:  # "": allowed()'s ``get() or`` reads it as a miss
+        return known
     token = product_token(user_agent)
     if len(_TOKENS) >= _MAX_TOKENS:
         _TOKENS.clear()
@@ -212,10 +217,11 @@ class RobotsTxt:
         if bucket is None or not self._google_like:
             return self._allowed_by_policy(url, bucket)
         # request_target() inlined for the usual absolute http(s) URL with a path (a
-        # yarl URL raises AttributeError here: no type test on the hot path).
+        # yarl URL raises TypeError here: no type test on the hot path). str's own
+        # startswith: a UserString or a str subclass's override must not pick the slice.
         seen = self._seen
         try:
-            if url.startswith(seen):  # type: ignore[union-attr]
+            if _starts_with(url, seen):  # type: ignore[arg-type]
                 # The origin of the URL asked before: the target is the rest, its
                 # fragment dropped (a slice: 190 -> 90 ns a question).
                 target = url[len(seen) - 1 :]  # type: ignore[index]

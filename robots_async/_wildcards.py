@@ -99,15 +99,13 @@ class Wildcards:
         heads = self.heads
         if heads is not None and not target.startswith(heads):
             return best
-        found: Iterable[GlobEntry] = globs
         grams = self.grams
         if grams is not None:
             if isinstance(grams, _GramIndex):
-                found = grams.candidates(target)
-            else:
-                self.grams = grams + 1 if grams < -1 else _GramIndex(globs)
+                return _best_candidate(grams.candidates(target), target, best)
+            self.grams = grams + 1 if grams < -1 else _GramIndex(globs)
         size = len(target)
-        for entry in found:
+        for entry in globs:
             # A glob can match only if its last segment occurs in target: the first
             # test, in bytecode (a glob 20 ns; map(contains, ...) over the tails took
             # 190 ns more a question to set up: paired, files with globs 1.0x faster).
@@ -134,6 +132,28 @@ class Wildcards:
             if entry[0] == best:
                 return entry[6]
         return self.raised.pattern(best) if self.raised is not None else None
+
+
+def _best_candidate(found: Iterable[GlobEntry], target: str, best: int) -> int:
+    """Wildcards.best() over the piece index's candidates, in decision order. Their
+    tails are not searched first, as the plain scan does: each search reads the
+    target, and a 100 KB URL holding the tails of 3,000 ``$`` globs, none at its
+    end, cost 28x the piece walk (``endswith`` decides each in O(1))."""
+    size = len(target)
+    for rule, head, tail, middle, anchored, min_size, _ in found:
+        if rule <= best:
+            break
+        if size < min_size or not target.startswith(head):
+            continue
+        if middle is not None:
+            hit = glob_match(target, middle, anchored)
+        elif anchored:
+            hit = target.endswith(tail)
+        else:
+            hit = target.find(tail, len(head)) >= 0
+        if hit:
+            return rule
+    return best
 
 
 def _entry(pattern: str, body: str, score: int) -> GlobEntry:
