@@ -108,7 +108,8 @@ class Wildcards:
         for entry in globs:
             # A glob can match only if its last segment occurs in target: the first
             # test, in bytecode (a glob 20 ns; map(contains, ...) over the tails took
-            # 190 ns more a question to set up: paired, files with globs 1.0x faster).
+            # 190 ns more a question to set up: paired, files with globs 1.14x faster).
+            # The rest is _best_candidate()'s loop, inlined: a call a question less.
             if entry[2] not in target:
                 continue
             rule, head, tail, middle, anchored, min_size, _ = entry
