@@ -200,14 +200,16 @@ SETTINGS: tuple[Setting, ...] = (
         "ROBOTSASYNC_MAX_ENTRIES",
         "int",
         10_000,
-        "Origins whose robots.txt is kept in memory at most (least recently used go).",
+        "Origins whose robots.txt is kept in memory at most (least recently used go,"
+        " approximately).",
         _number(1, integer=True),
     ),
     Setting(
         "ROBOTSASYNC_MAX_MEMORY",
         "int",
         256 * 1024 * 1024,
-        "Bytes the cached robots.txt rules may retain, measured (least recently used go).",
+        "Bytes the cached robots.txt rules may retain, measured (least recently used"
+        " go, approximately).",
         _number(1, integer=True),
     ),
     Setting(
