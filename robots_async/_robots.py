@@ -229,7 +229,7 @@ class RobotsTxt:
                     target = target[: target.index("#")]
             else:
                 target = self._http_target(url)  # type: ignore[arg-type]
-        except (AttributeError, TypeError):  # not a str: the general path decides
+        except TypeError:  # not a str (str.startswith refuses it): the general path
             target = request_target(url)
         if not target.isascii():
             target = encode_non_ascii(target)
