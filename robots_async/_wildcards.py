@@ -86,7 +86,7 @@ class Wildcards:
             -_SCANS_BEFORE_INDEX if len(globs) >= _GRAM_INDEX_MIN else None
         )
 
-    def best(self, target: str, best: int) -> int:  # noqa: PLR0912 (inlined hot loop)
+    def best(self, target: str, best: int) -> int:
         """The best score of a rule here matching ``target``, if above ``best``."""
         raised = self.raised
         if raised is not None and best < self.raised_top and target.startswith(self.raised_heads):
@@ -102,30 +102,9 @@ class Wildcards:
         grams = self.grams
         if grams is not None:
             if isinstance(grams, _GramIndex):
-                return _best_candidate(grams.candidates(target), target, best)
+                return _best_candidate(grams.candidates(target), target, best, tails=False)
             self.grams = grams + 1 if grams < -1 else _GramIndex(globs)
-        size = len(target)
-        for entry in globs:
-            # A glob can match only if its last segment occurs in target: the first
-            # test, in bytecode (a glob 20 ns; map(contains, ...) over the tails took
-            # 190 ns more a question to set up: paired, files with globs 1.14x faster).
-            # The rest is _best_candidate()'s loop, inlined: a call a question less.
-            if entry[2] not in target:
-                continue
-            rule, head, tail, middle, anchored, min_size, _ = entry
-            if rule <= best:
-                break
-            if size < min_size or not target.startswith(head):
-                continue
-            if middle is not None:
-                hit = glob_match(target, middle, anchored)
-            elif anchored:
-                hit = target.endswith(tail)
-            else:
-                hit = target.find(tail, len(head)) >= 0
-            if hit:
-                return rule
-        return best
+        return _best_candidate(globs, target, best, tails=True)
 
     def pattern(self, best: int) -> str | None:
         """The pattern of the rule scored ``best`` here, if it is one of these."""
@@ -135,13 +114,19 @@ class Wildcards:
         return self.raised.pattern(best) if self.raised is not None else None
 
 
-def _best_candidate(found: Iterable[GlobEntry], target: str, best: int) -> int:
-    """Wildcards.best() over the piece index's candidates, in decision order. Their
-    tails are not searched first, as the plain scan does: each search reads the
-    target, and a 100 KB URL holding the tails of 3,000 ``$`` globs, none at its
-    end, cost 28x the piece walk (``endswith`` decides each in O(1))."""
+def _best_candidate(found: Iterable[GlobEntry], target: str, best: int, *, tails: bool) -> int:
+    """The best score of the globs ``found`` (in decision order) matching ``target``,
+    if above ``best``. With ``tails``, a glob is tried only if its last segment occurs
+    in target, tested first in bytecode (a glob 20 ns; map(contains, ...) over the
+    tails cost 190 ns more a question to set up: paired, files with globs 1.14x
+    faster). Not for the piece index's candidates: each search reads the target, and
+    a 100 KB URL holding the tails of 3,000 ``$`` globs, none at its end, cost 28x
+    the piece walk (``endswith`` decides each in O(1))."""
     size = len(target)
-    for rule, head, tail, middle, anchored, min_size, _ in found:
+    for entry in found:
+        if tails and entry[2] not in target:
+            continue
+        rule, head, tail, middle, anchored, min_size, _ = entry
         if rule <= best:
             break
         if size < min_size or not target.startswith(head):
