@@ -269,11 +269,9 @@ class RobotsCache:
         return None if text is None else self.fresh_text(text)
 
     def fresh_text(self, origin_text: str) -> CacheEntry | None:
-        """:meth:`fresh` for the origin whose ``str()`` is ``origin_text``.
-
-        The checker's hot path: a usual URL spells its origin's text outright, so
-        no :class:`Origin` is built. Any other text (``https://h:443``, upper case)
-        names no entry and answers None, like an uncached origin.
+        """:meth:`fresh` for the origin whose ``str()`` is ``origin_text`` (entries are
+        kept by that text). Any other text (``https://h:443``, upper case) names no
+        entry and answers None, like an uncached origin.
         """
         entry = self._entries.get(origin_text)
         if entry is None or self._clock() >= entry.expires_at or self._closed:
