@@ -229,8 +229,9 @@ class Bucket(LiteralPrefixes):
     Longest-match policies: the plain literals (see LiteralPrefixes) with
     ``signed[i]``, the line of the rule deciding for ``prefixes[i]``, negative for
     an Allow (its priority is its length).
-    ``$``-anchored literals are a dict of scores, wildcard rules a list in decision
-    order. First-match (the 1997 draft) keeps ``rules`` in file order instead.
+    ``$``-anchored literals are a dict of scores, wildcard and ``/a*`` rules a
+    :class:`Wildcards` (``wild``). First-match (the 1997 draft) keeps ``rules`` in
+    file order instead.
     """
 
     __slots__ = (
