@@ -55,6 +55,9 @@ LAYOUT_VERSION = 1
 APPLICATION_ID = 0x52625478
 #: Seconds between attempts to open a file that could not be opened.
 REOPEN_AFTER = 5.0
+#: SQLITE_BUSY and SQLITE_LOCKED (primary result codes; the ``sqlite3`` names for them
+#: are 3.11+ only).
+_BUSY_CODES = (5, 6)
 #: Records older than ``keep_for`` are deleted once every this many puts.
 _PURGE_EVERY = 1000
 _T = TypeVar("_T")
@@ -254,34 +257,80 @@ class SQLiteStore(AsyncClosing):
 def _connect(path: str, timeout: float) -> sqlite3.Connection:
     """Open ``path``, creating the tables in a new file; check a file made before.
 
+    Processes of a fleet often open one new file at the same moment, so every step
+    that needs a lock is retried while the file is busy, up to ``timeout``.
+
     :raises StoreSchemaError: a newer layout, or another program's database.
     :raises sqlite3.Error: the file cannot be used (corrupt, locked, read-only and new).
     """
+    deadline = time.monotonic() + timeout
     # isolation_level=None: every statement is its own transaction (autocommit).
     conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
     try:
-        _check_layout(path, conn)
+        new = _while_busy(deadline, _check_layout, path, conn) == 0
         # WAL: readers never block the writer, and a commit survives a killed process
         # (synchronous=NORMAL only risks the last commits on power loss).
-        conn.execute("PRAGMA journal_mode = WAL")
+        _while_busy(deadline, conn.execute, "PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
-        if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
-            _create(conn)
-            _check_layout(path, conn)
+        if new:
+            _while_busy(deadline, _create, path, conn)
     except BaseException:
         conn.close()
         raise
     return conn
 
 
-def _check_layout(path: str, conn: sqlite3.Connection) -> None:
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    application = conn.execute("PRAGMA application_id").fetchone()[0]
+def _while_busy(deadline: float, step: Callable[..., _T], *args: Any) -> _T:
+    """Run ``step(*args)``, again after a short pause while the file is locked.
+
+    SQLite's busy handler does not cover every lock: changing the journal mode, or a
+    reader upgrading to writer while another process waits for the same lock, is
+    refused at once (SQLITE_BUSY, to avoid a deadlock). Measured: 3 processes opening
+    one new file together, one in three attempts failed so before this retry.
+    """
+    pause = 0.005
+    while True:
+        try:
+            return step(*args)
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code & 0xFF in _BUSY_CODES
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _layout(conn: sqlite3.Connection) -> tuple[int, int, bool]:
+    """``application_id``, ``user_version`` and whether any table exists, read in one
+    transaction: read one by one, another process creating the tables in between made a
+    new file look like another program's."""
+    began = not conn.in_transaction
+    if began:
+        conn.execute("BEGIN")
+    try:
+        application = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+    finally:
+        if began:
+            conn.execute("COMMIT")
+    return application, version, tables
+
+
+def _check_layout(path: str, conn: sqlite3.Connection) -> int:
+    """The layout version of ``path`` (0 for a new file) if this version can use it."""
+    application, version, tables = _layout(conn)
     # A file of ours has both set (in the transaction that made its tables); one
     # with neither is new only while it holds nothing.
     foreign = application not in (0, APPLICATION_ID) or (application == 0 and version != 0)
     if application == 0 and version == 0:
-        foreign = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+        foreign = tables
     if foreign:
         raise StoreSchemaError(
             f"{path} is not a robots_async store (application_id {application:#x}, "
@@ -292,13 +341,15 @@ def _check_layout(path: str, conn: sqlite3.Connection) -> None:
             f"{path} was written by a newer robots_async (store layout {version}; this "
             f"version reads layout {LAYOUT_VERSION}): upgrade, or give it another file"
         )
+    return version
 
 
-def _create(conn: sqlite3.Connection) -> None:
-    """Create the tables once, whichever process gets there first."""
+def _create(path: str, conn: sqlite3.Connection) -> None:
+    """Create the tables once, whichever process gets there first; the layout is checked
+    again under the write lock, as another program may have written in between."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
+        if _check_layout(path, conn) == 0:
             for statement in _CREATE.split(";"):
                 if statement.strip():
                     conn.execute(statement)

@@ -87,6 +87,25 @@ async def test_two_processes_fetch_each_origin_once(
     assert sum(report["cache"]["store_errors"] for report in reports) == 0
 
 
+async def test_a_fleet_opening_one_new_file_together(
+    start_worker: Callable[..., Awaitable[StoreWorker]], tmp_path: Path
+) -> None:
+    """Four processes create a store on the same new file at the same moment, twelve
+    times: every one opens it and writes (no "database is locked", no new file taken for
+    another program's), and the file holds the four records."""
+    workers = [await start_worker("sqlite_opener.py", f"worker-{n}") for n in range(4)]
+    start = time.time() + 1.5  # after every worker has imported robots_async
+    for round_ in range(12):
+        path = str(tmp_path / f"fleet-{round_}.sqlite")
+        for worker in workers:
+            await worker.send({"path": path, "at": start + 0.25 * round_})
+        reports = [await worker.read(30.0) for worker in workers]
+        assert reports == [{"error": None}] * 4, f"round {round_}"
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            keys = sorted(key for (key,) in conn.execute("SELECT origin FROM records"))
+        assert keys == [f"http://worker-{n}.test:80" for n in range(4)]
+
+
 async def test_killed_writer_leaves_a_readable_file(
     start_worker: Callable[..., Awaitable[StoreWorker]], tmp_path: Path
 ) -> None:
