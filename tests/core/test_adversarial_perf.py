@@ -21,11 +21,15 @@ if TYPE_CHECKING:
 
     import pytest
 
-# "/a" decides "/ab"; the 100 literals "/a0".."/a99" sort between them, so finding
-# the parent of the literal bisect lands on walks past _MAX_WALK and links them all.
+# "/a" decides "/" + "a" * 41; the literals "/a0", "/aa0" ... "/" + "a" * 40 + "0" sort
+# between them, each search step finds the next shorter one, so finding the parent of
+# the literal bisect lands on takes more than _MAX_STEPS and links them all.
+_CHAIN = 40
 _NESTED = (
-    "User-agent: *\nDisallow: /a\n" + "".join(f"Disallow: /a{i}\n" for i in range(100))
+    "User-agent: *\nDisallow: /a\n"
+    + "".join(f"Disallow: /{'a' * k}0\n" for k in range(1, _CHAIN + 1))
 ).encode()
+_DEEP = "/" + "a" * (_CHAIN + 1)
 
 
 def test_a_parent_search_racing_another_thread_still_finds_the_rule(
@@ -36,7 +40,7 @@ def test_a_parent_search_racing_another_thread_still_finds_the_rule(
     array the first thread is walking. Its answer must not come from its stale copy:
     a stale UNKNOWN read as "no parent" drops the Disallow (fails open)."""
     robots = ra.parse(_NESTED)
-    assert not robots.allowed("http://x.test/ab", robots_token="bot")  # compiles, links
+    assert not robots.allowed("http://x.test" + _DEEP, robots_token="bot")  # compiles, links
     bucket = robots._first[1]
     assert bucket is not None
     bucket.parents = _prefixes._NO_PARENTS  # as compiled: no parent looked for yet
@@ -44,7 +48,7 @@ def test_a_parent_search_racing_another_thread_still_finds_the_rule(
     real_array, real_link_all = _prefixes.array, LiteralPrefixes.link_all
     second_read_empty, first_linking = threading.Event(), threading.Event()
     first_stored: list[object] = []
-    second = threading.Thread(target=lambda: results.append(bucket.best("/ab")))
+    second = threading.Thread(target=lambda: results.append(bucket.best(_DEEP)))
     results: list[int] = []
 
     def paused_array(*args: Any) -> array[int]:
@@ -67,7 +71,7 @@ def test_a_parent_search_racing_another_thread_still_finds_the_rule(
     monkeypatch.setattr(LiteralPrefixes, "link_all", link_all)
     second.start()
     assert second_read_empty.wait(10)
-    first = bucket.best("/ab")
+    first = bucket.best(_DEEP)
     second.join(10)
     assert first_stored
     assert bucket.parents is not first_stored[0]  # the race happened
