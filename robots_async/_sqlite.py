@@ -267,21 +267,24 @@ def _connect(path: str, timeout: float) -> sqlite3.Connection:
     # isolation_level=None: every statement is its own transaction (autocommit).
     conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
     try:
-        new = _while_busy(deadline, _check_layout, path, conn) == 0
+        new = _while_busy(conn, deadline, _check_layout, path, conn) == 0
         # WAL: readers never block the writer, and a commit survives a killed process
         # (synchronous=NORMAL only risks the last commits on power loss).
-        _while_busy(deadline, conn.execute, "PRAGMA journal_mode = WAL")
+        _while_busy(conn, deadline, conn.execute, "PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         if new:
-            _while_busy(deadline, _create, path, conn)
+            _while_busy(conn, deadline, _create, path, conn)
     except BaseException:
         conn.close()
         raise
     return conn
 
 
-def _while_busy(deadline: float, step: Callable[..., _T], *args: Any) -> _T:
-    """Run ``step(*args)``, again after a short pause while the file is locked.
+def _while_busy(
+    conn: sqlite3.Connection, deadline: float, step: Callable[..., _T], *args: Any
+) -> _T:
+    """Run ``step(*args)``, again after a short pause while the file is locked; the
+    busy handler of ``conn`` waits only the time left, so opening keeps to ``deadline``.
 
     SQLite's busy handler does not cover every lock: changing the journal mode, or a
     reader upgrading to writer while another process waits for the same lock, is
@@ -290,6 +293,8 @@ def _while_busy(deadline: float, step: Callable[..., _T], *args: Any) -> _T:
     """
     pause = 0.005
     while True:
+        left = deadline - time.monotonic()
+        conn.execute(f"PRAGMA busy_timeout = {max(1, int(left * 1000))}")
         try:
             return step(*args)
         except sqlite3.OperationalError as exc:
