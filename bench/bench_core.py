@@ -170,13 +170,14 @@ def paired_ratios(
     other: Anchor,
     batches: list[Batch],
     rounds: int,
+    metrics: Sequence[str] = tuple(TARGETS),
 ) -> dict[str, tuple[list[float], list[float]]]:
     """Per metric: (wall ratios, CPU ratios), one per round; > 1 means ours is faster."""
-    ratios: dict[str, tuple[list[float], list[float]]] = {m: ([], []) for m in TARGETS}
+    ratios: dict[str, tuple[list[float], list[float]]] = {m: ([], []) for m in metrics}
     for r in range(rounds):
         batch = batches[r % len(batches)]
         jobs_a, jobs_b = _runners(ours, batch), _runners(other, batch)
-        for metric in TARGETS:
+        for metric in metrics:
             a, b = jobs_a[metric], jobs_b[metric]
             order = (a, b, b, a) if r % 2 == 0 else (b, a, a, b)
             times = [_timed(job, INNER) for job in order]
@@ -187,6 +188,27 @@ def paired_ratios(
                 theirs_s = theirs[0][i] + theirs[1][i]
                 ratios[metric][i].append(theirs_s / ours_s if ours_s else float("inf"))
     return ratios
+
+
+def print_by_size(
+    corpus: list[tuple[str, bytes]], queries: dict[str, list[str]], opts: argparse.Namespace
+) -> None:
+    """One-shot against protego per quarter of the corpus by file size: where the
+    per-round ratio comes from (a fixed cost per file weighs most on small files)."""
+    by_size = sorted(corpus, key=lambda item: len(item[1]))
+    quarter = len(by_size) // 4
+    print("\none-shot vs protego by file size (CPU, median (IQR) of per-round ratios)")
+    for part in range(4):
+        files = by_size[part * quarter : (part + 1) * quarter if part < 3 else None]
+        sizes = f"{len(files[0][1]):,}-{len(files[-1][1]):,} B"
+        random.Random(opts.seed).shuffle(files)
+        batches = [
+            [(body, queries[host]) for host, body in files[s : s + opts.batch]]
+            for s in range(0, len(files), opts.batch)
+        ]
+        rounds = max(4, opts.rounds // 2)
+        cpu = paired_ratios(_ours(), _protego(), batches, rounds, ("one-shot",))["one-shot"][1]
+        print(f"  {sizes:>18}  {_summary(cpu)}")
 
 
 def _summary(values: list[float]) -> str:
@@ -489,6 +511,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
         for name in names:
             print_paired(name, paired_ratios(_ours(), BACKENDS[name](), batches, opts.rounds))
+        if "protego" in names:
+            print_by_size(corpus, queries, opts)
     if "memory" not in skip:
         print_memory(opts.corpus, ["robots_async", *names], opts.queries, opts.seed)
     if "scaling" not in skip:

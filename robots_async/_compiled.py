@@ -51,17 +51,20 @@ def compiled_bucket(
     # buckets: no generator (the key cost 2.5 us a bucket with them, compiling 23).
     if len(indices) == 1:
         group = groups[indices[0]]
-        blobs: tuple[bytes, ...] = (group.blob,)
-        size = len(group.blob)
+        blob = group.blob
+        size = len(blob)
         if size > MAX_SHARED_BYTES:
             return compile_bucket(groups, indices, policy)
+        blobs: tuple[bytes, ...] = (blob,)
         lines: tuple[bytes, ...] = (group.lines.tobytes(),)  # type: ignore[union-attr]
+        special = blob.count(b"*") + blob.count(b"$")
     else:
         blobs = tuple(groups[i].blob for i in indices)
         size = sum(map(len, blobs))
         if size > MAX_SHARED_BYTES:
             return compile_bucket(groups, indices, policy)
         lines = tuple(cast("array[int]", groups[i].lines).tobytes() for i in indices)
+        special = sum(blob.count(b"*") + blob.count(b"$") for blob in blobs)
     # The policy by identity, and kept in the value: its id cannot be reused then.
     key = (id(policy), indices, blobs, lines)
     found = _shared.get(key)
@@ -71,7 +74,7 @@ def compiled_bucket(
                 _shared[key] = found
         return found[1]
     bucket = compile_bucket(groups, indices, policy)
-    weight = _weight(size, blobs, lines)
+    weight = _weight(size, sum(map(len, lines)) // 4, special)
     if weight > _MAX_ENTRY_WEIGHT:
         return bucket
     with _lock:  # files are parsed and asked about from any thread
@@ -85,12 +88,10 @@ def compiled_bucket(
     return bucket
 
 
-def _weight(size: int, blobs: tuple[bytes, ...], lines: tuple[bytes, ...]) -> int:
-    """Bytes a bucket of these rules (``size`` bytes of them) and its key retain,
-    over-estimated (tracemalloc: a literal rule ~90 bytes, a ``$`` rule ~190, a glob
-    350-470, each star more)."""
-    rules = sum(map(len, lines)) // 4  # (4-byte signed lines)
-    special = sum(blob.count(b"*") + blob.count(b"$") for blob in blobs)
+def _weight(size: int, rules: int, special: int) -> int:
+    """Bytes a bucket of ``rules`` rules (``size`` bytes, ``special`` of ``*`` and
+    ``$``) and its key retain, over-estimated (tracemalloc: a literal rule ~90 bytes,
+    a ``$`` rule ~190, a glob 350-470, each star more)."""
     return size + 104 * rules + 320 * special
 
 
