@@ -323,8 +323,10 @@ def _layout(conn: sqlite3.Connection) -> tuple[int, int, bool]:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
     finally:
-        if began:
-            conn.execute("COMMIT")
+        # Only read: ended by a rollback, which (unlike a COMMIT after a failed read)
+        # cannot raise over the error that a retry must see.
+        if began and conn.in_transaction:
+            conn.rollback()
     return application, version, tables
 
 
