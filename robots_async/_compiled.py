@@ -47,24 +47,19 @@ def compiled_bucket(
 ) -> Bucket:
     """The bucket of ``groups`` at ``indices``: one compiled before for the same rules,
     or a new one (kept for later files when its rules are small)."""
-    # Frozen groups keep their lines in an array (RawGroup.freeze). One group, most
-    # buckets: no generator (the key cost 2.5 us a bucket with them, compiling 23).
+    # One group, most buckets: no generator (the key cost 2.5 us a bucket with them,
+    # compiling 23). Frozen groups keep their lines in an array (RawGroup.freeze).
     if len(indices) == 1:
         group = groups[indices[0]]
-        blob = group.blob
-        size = len(blob)
-        if size > MAX_SHARED_BYTES:
-            return compile_bucket(groups, indices, policy)
-        blobs: tuple[bytes, ...] = (blob,)
-        lines: tuple[bytes, ...] = (group.lines.tobytes(),)  # type: ignore[union-attr]
-        special = blob.count(b"*") + blob.count(b"$")
+        blobs: tuple[bytes, ...] = (group.blob,)
+        lines: tuple[bytes, ...] = (cast("array[int]", group.lines).tobytes(),)
+        size = len(group.blob)
     else:
         blobs = tuple(groups[i].blob for i in indices)
-        size = sum(map(len, blobs))
-        if size > MAX_SHARED_BYTES:
-            return compile_bucket(groups, indices, policy)
         lines = tuple(cast("array[int]", groups[i].lines).tobytes() for i in indices)
-        special = sum(blob.count(b"*") + blob.count(b"$") for blob in blobs)
+        size = sum(map(len, blobs))
+    if size > MAX_SHARED_BYTES:
+        return compile_bucket(groups, indices, policy)
     # The policy by identity, and kept in the value: its id cannot be reused then.
     key = (id(policy), indices, blobs, lines)
     found = _shared.get(key)
@@ -74,7 +69,7 @@ def compiled_bucket(
                 _shared[key] = found
         return found[1]
     bucket = compile_bucket(groups, indices, policy)
-    weight = _weight(size, sum(map(len, lines)) // 4, special)
+    weight = _weight(size, sum(map(len, lines)) // 4, b"".join(blobs))
     if weight > _MAX_ENTRY_WEIGHT:
         return bucket
     with _lock:  # files are parsed and asked about from any thread
@@ -88,11 +83,11 @@ def compiled_bucket(
     return bucket
 
 
-def _weight(size: int, rules: int, special: int) -> int:
-    """Bytes a bucket of ``rules`` rules (``size`` bytes, ``special`` of ``*`` and
-    ``$``) and its key retain, over-estimated (tracemalloc: a literal rule ~90 bytes,
-    a ``$`` rule ~190, a glob 350-470, each star more)."""
-    return size + 104 * rules + 320 * special
+def _weight(size: int, rules: int, text: bytes) -> int:
+    """Bytes a bucket of ``rules`` rules (``text``, ``size`` bytes of them) and its key
+    retain, over-estimated (tracemalloc: a literal rule ~90 bytes, a ``$`` rule ~190, a
+    glob 350-470, each star more)."""
+    return size + 104 * rules + 320 * (text.count(b"*") + text.count(b"$"))
 
 
 def forget_shared() -> None:
