@@ -190,6 +190,16 @@ def paired_ratios(
     return ratios
 
 
+def _batches(
+    files: list[tuple[str, bytes]], queries: dict[str, list[str]], size: int
+) -> list[Batch]:
+    """``files`` in batches of ``size``, each file with its queries."""
+    return [
+        [(body, queries[host]) for host, body in files[start : start + size]]
+        for start in range(0, len(files), size)
+    ]
+
+
 def print_by_size(
     corpus: list[tuple[str, bytes]], queries: dict[str, list[str]], opts: argparse.Namespace
 ) -> None:
@@ -202,10 +212,7 @@ def print_by_size(
         files = by_size[part * quarter : (part + 1) * quarter if part < 3 else None]
         sizes = f"{len(files[0][1]):,}-{len(files[-1][1]):,} B"
         random.Random(opts.seed).shuffle(files)
-        batches = [
-            [(body, queries[host]) for host, body in files[s : s + opts.batch]]
-            for s in range(0, len(files), opts.batch)
-        ]
+        batches = _batches(files, queries, opts.batch)
         rounds = max(4, opts.rounds // 2)
         cpu = paired_ratios(_ours(), _protego(), batches, rounds, ("one-shot",))["one-shot"][1]
         print(f"  {sizes:>18}  {_summary(cpu)}")
@@ -503,12 +510,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{opts.rounds} rounds of {opts.batch} files; Python {sys.version.split()[0]}"
     )
     if "timing" not in skip:
-        order = list(range(len(corpus)))
-        random.Random(opts.seed).shuffle(order)
-        batches = [
-            [(corpus[i][1], queries[corpus[i][0]]) for i in order[s : s + opts.batch]]
-            for s in range(0, len(order), opts.batch)
-        ]
+        files = corpus[:]
+        random.Random(opts.seed).shuffle(files)
+        batches = _batches(files, queries, opts.batch)
         for name in names:
             print_paired(name, paired_ratios(_ours(), BACKENDS[name](), batches, opts.rounds))
         if "protego" in names:
