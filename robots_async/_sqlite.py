@@ -267,13 +267,14 @@ def _connect(path: str, timeout: float) -> sqlite3.Connection:
     # isolation_level=None: every statement is its own transaction (autocommit).
     conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
     try:
-        new = _while_busy(conn, deadline, _check_layout, path, conn) == 0
+        if _while_busy(conn, deadline, _check_layout, path, conn) == 0:
+            _while_busy(conn, deadline, _create, path, conn)
+        # Only once the file is known to be ours (checked again under the write lock
+        # by _create): switching another program's database to WAL would change it.
         # WAL: readers never block the writer, and a commit survives a killed process
         # (synchronous=NORMAL only risks the last commits on power loss).
         _while_busy(conn, deadline, conn.execute, "PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
-        if new:
-            _while_busy(conn, deadline, _create, path, conn)
     except BaseException:
         conn.close()
         raise
