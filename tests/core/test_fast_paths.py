@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 import time
-from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import given, settings
@@ -20,9 +19,6 @@ from robots_async._errors import InvalidURLError
 from robots_async._prefixes import UNKNOWN, LiteralPrefixes
 from robots_async._url import Origin, _origin_of, _split_absolute
 from tests.core.test_matcher import reference_verdict
-
-if TYPE_CHECKING:
-    from array import array
 
 _PIECES = [
     "http", "https", "HTTP", "://", "a", "B", ".", "-", "..", ":", "80", "0", "65535",
@@ -166,7 +162,7 @@ def test_each_parent_found_lazily_is_the_longest_prefix(seed: int) -> None:
 
 
 def test_a_parent_past_many_siblings_is_found_without_linking_them(
-    monkeypatch: pytest.MonkeyPatch,
+    linked_indexes: list[LiteralPrefixes],
 ) -> None:
     """``/a`` decides ``/ab``, and 10,000 literals ``/a0``..``/a9999`` sort between them:
     the parent is found by bisecting, not by walking back over the siblings or linking
@@ -174,19 +170,11 @@ def test_a_parent_past_many_siblings_is_found_without_linking_them(
     robots = ra.parse(
         "User-agent: *\nDisallow: /a\n" + "".join(f"Allow: /a{i}\n" for i in range(10_000))
     )
-    linked: list[object] = []
-    real_link_all = LiteralPrefixes.link_all
-
-    def link_all(self: LiteralPrefixes) -> array[int]:
-        linked.append(self)
-        return real_link_all(self)
-
-    monkeypatch.setattr(LiteralPrefixes, "link_all", link_all)
     assert not robots.allowed("https://x.test/ab", robots_token="bot")
     assert robots.allowed("https://x.test/a12", robots_token="bot")
     bucket = robots._first[1]
     assert bucket is not None
-    assert linked == []
+    assert linked_indexes == []
     assert sum(up != UNKNOWN for up in bucket.parents) <= 4
 
 

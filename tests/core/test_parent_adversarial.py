@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 import time
-from typing import TYPE_CHECKING
 
 import pytest
 
@@ -14,9 +13,6 @@ import robots_async as ra
 from robots_async import _prefixes
 from robots_async._prefixes import LiteralPrefixes
 from tests.core.test_fast_paths import _brute_parent, _longest_literal
-
-if TYPE_CHECKING:
-    from array import array
 
 
 def _brute_parents(literals: list[str]) -> list[int]:
@@ -122,24 +118,16 @@ def test_longest_literal_equals_brute_force(name: str) -> None:
 
 @pytest.mark.parametrize("offset", [-1, 0, 1])
 def test_a_search_of_max_steps_links_all_only_past_the_bound(
-    monkeypatch: pytest.MonkeyPatch, offset: int
+    linked_indexes: list[LiteralPrefixes], offset: int
 ) -> None:
     """A parent search needing exactly _MAX_STEPS - 1, _MAX_STEPS or _MAX_STEPS + 1
     steps: the right parent (``/``) each time; all literals are linked only past it."""
     steps = _prefixes._MAX_STEPS + offset
     literals = _chain(steps)
-    linked: list[LiteralPrefixes] = []
-    real_link_all = LiteralPrefixes.link_all
-
-    def link_all(self: LiteralPrefixes) -> array[int]:
-        linked.append(self)
-        return real_link_all(self)
-
-    monkeypatch.setattr(LiteralPrefixes, "link_all", link_all)
     index = LiteralPrefixes(literals)
     deepest = literals.index("/" + "a" * (steps + 1))
     assert index.parent(deepest) == literals.index("/")
-    assert (len(linked) == 1) == (offset > 0)
+    assert (len(linked_indexes) == 1) == (offset > 0)
 
 
 def _verdict_rules(literals: list[str], seed: int) -> list[tuple[bool, str]]:

@@ -197,17 +197,6 @@ async def test_foreign_database_created_while_ours_opens_is_refused_untouched(
     assert mode == "delete", "our store switched another program's database to WAL"
 
 
-async def test_foreign_database_committed_first_is_refused_untouched(tmp_path: Path) -> None:
-    """The same refusal when the other program's tables are there before we open."""
-    path = tmp_path / "foreign.sqlite"
-    with contextlib.closing(sqlite3.connect(path)) as conn:
-        conn.execute("CREATE TABLE accounts (id INTEGER)")
-        conn.commit()
-    with pytest.raises(ra.StoreSchemaError, match="not a robots_async store"):
-        ra.SQLiteStore(path)
-    assert _pragmas(path) == (0, 0, "delete")
-
-
 @pytest.mark.parametrize(
     ("application", "version", "match"),
     [

@@ -279,13 +279,16 @@ async def test_newer_layout_is_refused_at_open(tmp_path: Path) -> None:
 
 
 def test_another_programs_database_is_refused(tmp_path: Path) -> None:
-    """A database that is not a robots_async store is never written to."""
+    """A database that is not a robots_async store is never written to (not even
+    switched to WAL: its bytes are the same)."""
     path = tmp_path / "other.sqlite"
     with contextlib.closing(sqlite3.connect(path)) as conn:
         conn.execute("CREATE TABLE accounts (id INTEGER)")
         conn.commit()
+    before = path.read_bytes()
     with pytest.raises(ra.StoreSchemaError, match="not a robots_async store"):
         ra.SQLiteStore(path)
+    assert path.read_bytes() == before
 
 
 async def test_invalid_record_is_a_miss(server: Server, tmp_path: Path) -> None:
