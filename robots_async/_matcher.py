@@ -8,8 +8,8 @@ no backtracking (google_semantics.md item 39).
 Longest-match buckets hold no object per plain rule but the pattern's own string:
 literal prefixes sit in one sorted list searched with ``bisect`` (_prefixes), the
 other rules (wildcards, ``/a*``) are grouped in _wildcards, ``$``-anchored literals
-in a dict, and every rule is reduced to one integer *score* that orders rules as
-Google decides between them. Files with the same rules share a bucket (_compiled).
+in a dict, and every rule is reduced to one integer *score* (_scores) that orders
+rules as Google decides between them. Files with the same rules share a bucket (_compiled).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 from ._policy import normalise_patterns
 from ._prefixes import LiteralPrefixes
 from ._rules import Rule
-from ._wildcards import Wildcards, glob_match
+from ._scores import ALLOW_BIT, ALLOW_LOW, LINE_MAX, LOW_BITS, NON_EMPTY
+from ._wildcards import SpecialRules, Wildcards, glob_match
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -49,25 +50,6 @@ _MAX_QUICK_HEADS: Final = 64
 
 #: Decision order as a sort key: longest pattern first, then allow, then file order.
 Rank = tuple[int, bool, int]
-
-# A score is (priority << 33) | (allow << 32) | (_LINE_MAX - line): the larger score
-# is the better rule (RFC 9309 §2.2.2 longest match, Allow on a tie, then the first
-# line, which only explain() reports). A score below NON_EMPTY is an empty pattern.
-_LINE_MAX: Final = (1 << 31) - 1
-ALLOW_BIT: Final = 1 << 32
-NON_EMPTY: Final = 1 << 33
-_LOW: Final = (1 << 32) - 1
-_ALLOWED: Final = ALLOW_BIT + _LINE_MAX  # plus a negative (Allow) line: its low bits
-
-
-def score(priority: int, allow: bool, line: int) -> int:
-    """The score of a rule (see above)."""
-    return (priority << 33) | (allow << 32) | (_LINE_MAX - line)
-
-
-def allows(best: int) -> bool:
-    """Whether the best score found (-1: no rule) lets the URL through."""
-    return best < NON_EMPTY or best & ALLOW_BIT != 0
 
 
 class CompiledRule(NamedTuple):
@@ -159,7 +141,7 @@ def compile_bucket(groups: list[RawGroup], indices: tuple[int, ...], policy: Mat
         rules.sort(key=_file_order)
         return Bucket(indices, rules=rules)
     plain: dict[str, int] = {}  # literal prefix -> signed line of its best rule
-    others: list[tuple[str, int]] = []  # (pattern, score): every other rule
+    special: SpecialRules | None = None  # every other rule
     for index in indices:
         group = groups[index]
         if not group.lines:
@@ -167,9 +149,12 @@ def compile_bucket(groups: list[RawGroup], indices: tuple[int, ...], policy: Mat
         blob = group.blob
         patterns = normalise_patterns(policy, blob)
         lines: Iterable[int] = group.lines
-        index_html = policy.index_html and _INDEX_HTM_BYTES in blob
-        if index_html or b"*" in blob or b"$" in blob:
-            patterns, lines = _set_apart(patterns, lines, others, index_html)
+        if policy.index_html and _INDEX_HTM_BYTES in blob:
+            special = special or SpecialRules()
+            _add_index_html(patterns, lines, special)
+        if b"*" in blob or b"$" in blob:
+            special = special or SpecialRules()
+            patterns, lines = special.set_apart(patterns, lines)
         # Most groups are plain prefixes only: one C-level dict build (measured 2x
         # faster than a loop), and a loop only when a literal repeats.
         found = dict(zip(patterns, lines, strict=True))
@@ -180,32 +165,25 @@ def compile_bucket(groups: list[RawGroup], indices: tuple[int, ...], policy: Mat
         else:
             plain = found
     bucket = Bucket(indices)
-    bucket.index(plain, others)
+    bucket.index(plain, special)
     return bucket
 
 
 _INDEX_HTM_BYTES: Final = _INDEX_HTM.encode()
 
 
-def _set_apart(
-    patterns: list[str], lines: Iterable[int], others: list[tuple[str, int]], index_html: bool
-) -> tuple[list[str], list[int]]:
-    """Move wildcard, ``$`` and index.html rules to ``others``; return the plain rest."""
-    kept: list[str] = []
-    kept_lines: list[int] = []
+def _add_index_html(patterns: list[str], lines: Iterable[int], special: SpecialRules) -> None:
+    """Google: each Allow ending in /index.htm* also allows its directory exactly
+    (``/a/$``, or ``/*/$`` for ``/*/index.html``: a rule of the same line)."""
+    extras: list[str] = []
+    extra_lines: list[int] = []
     for pattern, signed_line in zip(patterns, lines, strict=True):
-        allow = signed_line < 0
-        line = -signed_line if allow else signed_line
-        if allow and index_html and _INDEX_HTM in pattern:
+        if signed_line < 0 and _INDEX_HTM in pattern:
             extra = _index_html(pattern)
             if extra:
-                others.append((extra, score(len(extra), True, line)))
-        if "*" in pattern or "$" in pattern:
-            others.append((pattern, score(len(pattern), allow, line)))
-        else:
-            kept.append(pattern)
-            kept_lines.append(signed_line)
-    return kept, kept_lines
+                extras.append(extra)
+                extra_lines.append(signed_line)
+    special.set_apart(extras, extra_lines)  # each ends with "$": none is kept plain
 
 
 def _better(a: int, b: int) -> int:
@@ -259,34 +237,26 @@ class Bucket(LiteralPrefixes):
         #: URLs with this one C call.
         self.heads: tuple[str, ...] | None = None
 
-    def index(self, plain: dict[str, int], others: list[tuple[str, int]]) -> None:
+    def index(self, plain: dict[str, int], special: SpecialRules | None) -> None:
         """Build the indexes from plain prefixes and the other rules (compile time)."""
-        wild: list[tuple[str, str, int]] = []
-        exact: dict[str, int] = {}
         heads: dict[str, None] | None = None
-        if len(plain) + len(others) <= _MAX_QUICK_HEADS:
+        count = len(plain)
+        if special is not None:
+            count += len(special.exact) + len(special.globs) + len(special.raised)
+        if count <= _MAX_QUICK_HEADS:
             # The Disallow literals (a positive line), in C: 0.9 vs 1.2 us for 40.
             heads = dict.fromkeys(compress(plain, map(gt, plain.values(), repeat(0))))
             heads.pop("", None)
-        for pattern, rule in others:
-            anchored = pattern[-1] == "$"
-            body = pattern[:-1] if anchored else pattern.rstrip("*")
-            if anchored and "*" not in body:
-                if rule > exact.get(body, -1):
-                    exact[body] = rule
-            else:
-                # Wildcards, and "/a*": the literal "/a" with priority 3, kept apart so
-                # that the literal index never weighs two priorities.
-                wild.append((pattern, body, rule))
-            if heads is not None and not rule & ALLOW_BIT and "*" not in body:
-                # A Disallow needs the target to start with its literal (or head).
-                heads[body] = None
-        if wild:
-            self.wild = Wildcards(wild)
+        if special is not None:
+            if special.globs or special.raised:
+                self.wild = Wildcards(special.globs, special.raised)
+            if special.exact:
+                self.exact = special.exact
             if heads is not None:
-                # The glob entries' own head strings: no second copy (tracemalloc).
-                globs = self.wild.globs or ()
-                heads.update(dict.fromkeys(g[1] for g in globs if not g[0] & ALLOW_BIT))
+                # A Disallow needs the target to start with its literal or glob head
+                # (the entries' own strings: no second copy, tracemalloc).
+                heads.update(dict.fromkeys(special.heads))
+                heads.update(dict.fromkeys(g[1] for g in special.globs if not g[0] & ALLOW_BIT))
         # A head "" or "/" admits every target (each starts with "/"): no test then.
         if heads is not None and "" not in heads and "/" not in heads:
             self.heads = tuple(heads)
@@ -297,8 +267,6 @@ class Bucket(LiteralPrefixes):
             # for 40 literals, 16.7 vs 8.8 ms for 100,000).
             lines = itemgetter(*literals)(plain) if len(literals) > 1 else (plain[literals[0]],)
             self.signed = array("i", lines)
-        if exact:
-            self.exact = exact
 
     def best(self, target: str) -> int:
         """The best score among rules matching ``target``; -1 when none matches."""
@@ -311,7 +279,7 @@ class Bucket(LiteralPrefixes):
         if longest >= 0:
             line = self.signed[longest]
             best = (len(self.prefixes[longest]) << 33) | (
-                _ALLOWED + line if line < 0 else _LINE_MAX - line
+                ALLOW_LOW + line if line < 0 else LINE_MAX - line
             )
         exact = self.exact
         if exact is not None:
@@ -336,7 +304,7 @@ class Bucket(LiteralPrefixes):
         if best < 0:
             return None
         allow = best & ALLOW_BIT != 0
-        line = _LINE_MAX - (best & _LOW)
+        line = LINE_MAX - (best & LOW_BITS)
         # The group: the last of the bucket's groups starting before the rule's line.
         starts = [groups[i].line for i in self.indices]
         group = self.indices[bisect_right(starts, line) - 1]

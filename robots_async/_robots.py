@@ -9,9 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from ._agent import crawler_name, product_token
 from ._compiled import compiled_bucket
 from ._matcher import (
-    ALLOW_BIT,
     EMPTY,
-    NON_EMPTY,
     Bucket,
     CompiledRule,
     compile_rule,
@@ -21,6 +19,7 @@ from ._matcher import (
 from ._policy import GOOGLE, normalise_patterns, rfc_target
 from ._prefixes import UNKNOWN
 from ._rules import Group, RawGroup, Reason, Rule, Verdict, agent_token, format_warning
+from ._scores import ALLOW_BIT, NON_EMPTY
 from ._url import encode_non_ascii, request_target
 from ._usage import UsagePreferences, UsageRule, combine_usage
 

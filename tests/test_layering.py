@@ -20,6 +20,7 @@ CORE_MODULES = [
     "_matcher.py",
     "_prefixes.py",
     "_wildcards.py",
+    "_scores.py",
     "_compiled.py",
     "_usage.py",
     "_policy.py",
