@@ -231,8 +231,9 @@ def test_each_special_pattern_alone_and_against_itself(policy: PolicyName, patte
             ("disallow", pattern + "*"),
         ],
     ]
-    checked = sum(check(lines, TARGETS, policy) for lines in files)
-    assert checked == len(files) * len(TARGETS)
+    paths = _targets([pattern, literal])
+    checked = sum(check(lines, paths, policy) for lines in files)
+    assert checked == len(files) * len(paths)
 
 
 @pytest.mark.parametrize("policy", POLICIES)
