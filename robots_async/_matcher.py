@@ -149,7 +149,10 @@ def compile_bucket(groups: list[RawGroup], indices: tuple[int, ...], policy: Mat
         blob = group.blob
         patterns = normalise_patterns(policy, blob)
         lines: Iterable[int] = group.lines
-        if policy.index_html and _INDEX_HTM_BYTES in blob:
+        # RFC 3986 policies decode escapes: /%69ndex.html is /index.html then.
+        if policy.index_html and (
+            _INDEX_HTM_BYTES in blob or (policy.rfc3986 and _PERCENT in blob)
+        ):
             special = special or SpecialRules()
             _add_index_html(patterns, lines, special)
         if b"*" in blob or b"$" in blob:
@@ -170,6 +173,7 @@ def compile_bucket(groups: list[RawGroup], indices: tuple[int, ...], policy: Mat
 
 
 _INDEX_HTM_BYTES: Final = _INDEX_HTM.encode()
+_PERCENT: Final = b"%"
 
 
 def _add_index_html(patterns: list[str], lines: Iterable[int], special: SpecialRules) -> None:

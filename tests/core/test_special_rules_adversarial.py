@@ -326,12 +326,6 @@ def test_index_html_of_a_non_ascii_directory(
     assert robots.allowed(ORIGIN + path, robots_token="a") is expected[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (before f257a01 too): compile_bucket tests the raw bytes for /index.htm, "
-    "so a MatchPolicy with index_html and rfc3986 misses /%69ndex.html, which its "
-    "normalised pattern (and its first-match reading) holds",
-)
 def test_index_html_is_found_in_the_normalised_pattern() -> None:
     """A custom policy (index_html with RFC 3986 decoding): ``/a/%69ndex.html`` is
     ``/a/index.html`` once normalised, as groups and first-match show it, so it also
