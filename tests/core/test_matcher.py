@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
 from hypothesis import given, settings
@@ -17,6 +17,9 @@ from hypothesis import strategies as st
 
 import robots_async as ra
 from tests.helpers import CORPUS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
 REF = "google-reference"
 
@@ -373,29 +376,52 @@ class Best(NamedTuple):
     line: int = 0
 
 
-def reference_verdict(lines: list[tuple[str, str]], token: str, path: str) -> tuple[bool, int]:
-    """Google's matcher, line by line: groups, buckets, priority, ties and matching line."""
-    seen_global = seen_specific = ever_specific = seen_rule = False
-    best = {(kind, scope): Best() for kind in ("allow", "disallow") for scope in (0, 1)}
+def is_global_agent(value: str) -> bool:
+    """A user-agent value for every crawler: ``*`` alone or before whitespace."""
+    return value == "*" or (value[:1] == "*" and value[1:2].isspace())
+
+
+def applicable_rules(
+    lines: list[tuple[str, str]], names_token: Callable[[str], bool]
+) -> Iterator[tuple[int, str, str, int]]:
+    """(line number, kind, value, scope) of each rule in a group for the token (scope
+    1: a user-agent value ``names_token``) or for every crawler (scope 0), with
+    Google's grouping: consecutive user-agent lines share the rules that follow."""
+    seen_global = seen_specific = seen_rule = False
     for number, (kind, value) in enumerate(lines, start=1):
         if kind == "user-agent":
             if seen_rule:
                 seen_global = seen_specific = seen_rule = False
-            if value == "*" or (value[:1] == "*" and value[1:2].isspace()):
+            if is_global_agent(value):
                 seen_global = True
-            else:
-                reduced = re.match(r"[A-Za-z_-]*", value)
-                if reduced is not None and reduced.group().lower() == token.lower():
-                    seen_specific = ever_specific = True
-            continue
-        if not (seen_global or seen_specific):
-            continue
-        seen_rule = True
+            elif names_token(value):
+                seen_specific = True
+        elif seen_global or seen_specific:
+            seen_rule = True
+            yield number, kind, value, 1 if seen_specific else 0
+
+
+def names_any(lines: list[tuple[str, str]], names_token: Callable[[str], bool]) -> bool:
+    """Whether a group names the token (then the ``*`` groups do not apply)."""
+    return any(
+        kind == "user-agent" and not is_global_agent(value) and names_token(value)
+        for kind, value in lines
+    )
+
+
+def reference_verdict(lines: list[tuple[str, str]], token: str, path: str) -> tuple[bool, int]:
+    """Google's matcher, line by line: groups, buckets, priority, ties and matching line."""
+
+    def names_token(value: str) -> bool:
+        reduced = re.match(r"[A-Za-z_-]*", value)
+        return reduced is not None and reduced.group().lower() == token.lower()
+
+    best = {(kind, scope): Best() for kind in ("allow", "disallow") for scope in (0, 1)}
+    for number, kind, value, scope in applicable_rules(lines, names_token):
         priority = len(value) if reference_matches(path, value) else -1
-        key = (kind, 1 if seen_specific else 0)
-        if priority > best[key].priority:
-            best[key] = Best(priority, number)
-    scope = 1 if ever_specific else 0
+        if priority > best[kind, scope].priority:
+            best[kind, scope] = Best(priority, number)
+    scope = 1 if names_any(lines, names_token) else 0
     allow, disallow = best["allow", scope], best["disallow", scope]
     disallowed = disallow.priority > 0 and disallow.priority > allow.priority
     line = disallow.line if disallow.priority > allow.priority else allow.line

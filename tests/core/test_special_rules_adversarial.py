@@ -21,7 +21,7 @@ import pytest
 import robots_async as ra
 from robots_async import _compiled
 from robots_async._policy import GOOGLE, PolicyName
-from tests.core.test_matcher import reference_matches
+from tests.core.test_matcher import applicable_rules, names_any, reference_matches
 
 if TYPE_CHECKING:
     from robots_async._matcher import Bucket
@@ -81,10 +81,6 @@ class Best(NamedTuple):
     pattern: str = ""
 
 
-def _global(value: str) -> bool:
-    return value == "*" or (value[:1] == "*" and value[1:2].isspace())
-
-
 def reference(
     lines: Lines, token: str, path: str, policy: PolicyName
 ) -> tuple[bool, int, str | None]:
@@ -93,31 +89,23 @@ def reference(
     rfc = policy == "rfc9309"
     if rfc:
         path = rfc_target(path)
-    seen_global = seen_specific = ever_specific = seen_rule = False
+
+    def names_token(value: str) -> bool:
+        return value.lower() == token.lower()
+
     best = {(kind, scope): Best() for kind in ("allow", "disallow") for scope in (0, 1)}
-    for number, (kind, value) in enumerate(lines, start=1):
-        if kind == "user-agent":
-            if seen_rule:
-                seen_global = seen_specific = seen_rule = False
-            if _global(value):
-                seen_global = True
-            elif value.lower() == token.lower():
-                seen_specific = ever_specific = True
-            continue
-        if not (seen_global or seen_specific):
-            continue
-        seen_rule = True
+    for number, kind, value, scope in applicable_rules(lines, names_token):
         pattern = rfc_pattern(value) if rfc else value
         candidates = [pattern]
         extra = index_html_extra(pattern) if kind == "allow" and not rfc else None
         if extra is not None:
             candidates.append(extra)
-        key = (kind, 1 if seen_specific else 0)
+        key = (kind, scope)
         for candidate in candidates:
             priority = len(candidate) if matches(path, candidate) else -1
             if priority > best[key].priority:
                 best[key] = Best(priority, number, candidate)
-    scope = 1 if ever_specific else 0
+    scope = 1 if names_any(lines, names_token) else 0
     allow, disallow = best["allow", scope], best["disallow", scope]
     decider = disallow if disallow.priority > allow.priority else allow
     allowed = not (disallow.priority > 0 and disallow.priority > allow.priority)
