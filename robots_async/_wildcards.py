@@ -79,7 +79,7 @@ class SpecialRules:
                 kept.append(pattern)
                 kept_lines.append(signed_line)
                 continue
-            # signed_score() inlined (a call per rule).
+            # The score from the signed line (see _scores), inline: no call per rule.
             rule = (len(pattern) << 33) | (
                 ALLOW_LOW + signed_line if signed_line < 0 else LINE_MAX - signed_line
             )
