@@ -204,10 +204,12 @@ def print_by_size(
     corpus: list[tuple[str, bytes]], queries: dict[str, list[str]], opts: argparse.Namespace
 ) -> None:
     """One-shot against protego per quarter of the corpus by file size: where the
-    per-round ratio comes from (a fixed cost per file weighs most on small files)."""
+    per-round ratio comes from (a fixed cost per file weighs most on small files),
+    with each side's one-shot split into its phases."""
     by_size = sorted(corpus, key=lambda item: len(item[1]))
     quarter = len(by_size) // 4
     print("\none-shot vs protego by file size (CPU, median (IQR) of per-round ratios)")
+    splits = []
     for part in range(4):
         files = by_size[part * quarter : (part + 1) * quarter if part < 3 else None]
         sizes = f"{len(files[0][1]):,}-{len(files[-1][1]):,} B"
@@ -216,6 +218,42 @@ def print_by_size(
         rounds = max(4, opts.rounds // 2)
         cpu = paired_ratios(_ours(), _protego(), batches, rounds, ("one-shot",))["one-shot"][1]
         print(f"  {sizes:>18}  {_summary(cpu)}")
+        splits.append((sizes, _phases([item for b in batches for item in b], rounds)))
+    print("one-shot split into phases (CPU us per file, fastest of interleaved runs)")
+    for sizes, (ours, theirs) in splits:
+        parse, first, rest = ours
+        print(
+            f"  {sizes:>18}  robots_async {parse + first + rest:6.1f}: parse {parse:5.1f}, "
+            f"first question {first:5.1f}, the other {opts.queries - 1} {rest:5.1f}"
+            f" | protego {theirs[0] + theirs[1]:6.1f}: parse {theirs[0]:5.1f},"
+            f" {opts.queries} questions {theirs[1]:5.1f}"
+        )
+
+
+def _phases(batch: Batch, rounds: int) -> tuple[tuple[float, float, float], tuple[float, float]]:
+    """CPU microseconds per file: ours (parse, first question: agent selection and
+    compile included, the other questions) and protego's (parse, questions). Loops
+    that stop after each phase are timed in turn, fastest of ``rounds`` each; a
+    phase is the difference of two loops (no timer call per file to distort it)."""
+    ours, theirs = _ours(), _protego()
+
+    def loop(anchor: Anchor, asked: int | None) -> Callable[[], None]:
+        def run() -> None:
+            for body, urls in batch:
+                obj = anchor.parse(body)
+                for url in urls[:asked]:
+                    anchor.allowed(obj, url)
+
+        return run
+
+    loops = [loop(ours, 0), loop(ours, 1), loop(ours, None), loop(theirs, 0), loop(theirs, None)]
+    best = [float("inf")] * len(loops)
+    for _ in range(rounds):
+        for i, run in enumerate(loops):
+            best[i] = min(best[i], _timed(run)[1])
+    per_file = [t / len(batch) * 1e6 for t in best]
+    parsed, first, all_of_them, their_parse, their_all = per_file
+    return (parsed, first - parsed, all_of_them - first), (their_parse, their_all - their_parse)
 
 
 def _summary(values: list[float]) -> str:
