@@ -50,16 +50,17 @@ def compiled_bucket(
     # One group, most buckets: no generator (the key cost 2.5 us a bucket with them,
     # compiling 23). Frozen groups keep their lines in an array (RawGroup.freeze).
     if len(indices) == 1:
-        group = groups[indices[0]]
-        blobs: tuple[bytes, ...] = (group.blob,)
-        lines: tuple[bytes, ...] = (cast("array[int]", group.lines).tobytes(),)
-        size = len(group.blob)
+        blobs: tuple[bytes, ...] = (groups[indices[0]].blob,)
+        size = len(blobs[0])
     else:
         blobs = tuple(groups[i].blob for i in indices)
-        lines = tuple(cast("array[int]", groups[i].lines).tobytes() for i in indices)
         size = sum(map(len, blobs))
-    if size > MAX_SHARED_BYTES:
+    if size > MAX_SHARED_BYTES:  # never kept: no key to build (its lines copied)
         return compile_bucket(groups, indices, policy)
+    if len(indices) == 1:
+        lines: tuple[bytes, ...] = (cast("array[int]", groups[indices[0]].lines).tobytes(),)
+    else:
+        lines = tuple(cast("array[int]", groups[i].lines).tobytes() for i in indices)
     # The policy by identity, and kept in the value: its id cannot be reused then.
     key = (id(policy), indices, blobs, lines)
     found = _shared.get(key)
