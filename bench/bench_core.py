@@ -235,24 +235,22 @@ def _phases(batch: Batch, rounds: int) -> tuple[tuple[float, float, float], tupl
     compile included, the other questions) and protego's (parse, questions). Loops
     that stop after each phase are timed in turn, fastest of ``rounds`` each; a
     phase is the difference of two loops (no timer call per file to distort it)."""
-    ours, theirs = _ours(), _protego()
+    ours = _ours()
+    mine, theirs = _runners(ours, batch), _runners(_protego(), batch)
 
-    def loop(anchor: Anchor, asked: int | None) -> Callable[[], None]:
-        def run() -> None:
-            for body, urls in batch:
-                obj = anchor.parse(body)
-                for url in urls[:asked]:
-                    anchor.allowed(obj, url)
+    def up_to_first_question() -> None:
+        for body, urls in batch:
+            obj = ours.parse(body)
+            for url in urls[:1]:
+                ours.allowed(obj, url)
 
-        return run
-
-    loops = [loop(ours, 0), loop(ours, 1), loop(ours, None), loop(theirs, 0), loop(theirs, None)]
+    loops = [mine["parse"], up_to_first_question, mine["one-shot"]]
+    loops += [theirs["parse"], theirs["one-shot"]]
     best = [float("inf")] * len(loops)
     for _ in range(rounds):
         for i, run in enumerate(loops):
             best[i] = min(best[i], _timed(run)[1])
-    per_file = [t / len(batch) * 1e6 for t in best]
-    parsed, first, all_of_them, their_parse, their_all = per_file
+    parsed, first, all_of_them, their_parse, their_all = (t / len(batch) * 1e6 for t in best)
     return (parsed, first - parsed, all_of_them - first), (their_parse, their_all - their_parse)
 
 
