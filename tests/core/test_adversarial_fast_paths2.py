@@ -12,6 +12,7 @@ import pytest
 
 import robots_async as ra
 from robots_async import _robots
+from robots_async._wildcards import SCANS_BEFORE_INDEX
 
 _FILE = "User-agent: *\nDisallow: /private\nAllow: /private/ok\n"
 
@@ -67,7 +68,7 @@ def test_indexed_globs_are_not_each_searched_through_a_long_url() -> None:
     the pieces, in the same process; the margin is generous (the machine is shared)."""
     count = 3_000
     robots = ra.parse("User-agent: *\n" + "".join(f"Disallow: /*q{i}z$\n" for i in range(count)))
-    for _ in range(6):  # past the scans before the piece index is built
+    for _ in range(SCANS_BEFORE_INDEX + 1):  # past the scans before the piece index
         assert robots.allowed("https://x.test/warm", robots_token="bot")
     tails = "".join(f"q{i}z" for i in range(count))
     hostile = "https://x.test/" + "x" * 100_000 + tails + "end"

@@ -21,6 +21,7 @@ import pytest
 import robots_async as ra
 from robots_async import _compiled
 from robots_async._policy import GOOGLE, PolicyName
+from robots_async._wildcards import SCANS_BEFORE_INDEX
 from tests.core.test_matcher import applicable_rules, names_any, reference_matches
 
 if TYPE_CHECKING:
@@ -412,8 +413,13 @@ def test_many_globs_through_the_piece_index() -> None:
     paths = []
     for i in range(0, 120, 5):
         paths += [f"/x/seg{i:03d}/tail{i % 7}", f"/seg{i:03d}tail{i % 7}x", f"/seg{i:03d}"]
-    for _ in range(3):
-        check(lines, paths, "google", robots=robots)
+    check(lines, paths, "google", robots=robots)  # scans first, then the index
+    wild = robots._first[1].wild  # type: ignore[union-attr]
+    assert wild is not None
+    for _ in range(SCANS_BEFORE_INDEX):
+        robots.allowed(ORIGIN + "/x/seg000/none", robots_token="a")
+    assert not isinstance(wild.grams, int)  # the piece index is built
+    check(lines, paths, "google", robots=robots)
 
 
 # --- Random files --------------------------------------------------------------------------------
