@@ -40,12 +40,18 @@ _MAX_PIECES: Final = 8
 #: Targets longer than this are walked piece by piece rather than collecting all
 #: their pieces in one set first (a 1 MB URL: 85 MB at once, 1 MB walked).
 _MAX_GRAM_SET: Final = 4096
-#: Scans of a large glob list before its piece index is built. Building costs about
-#: as much as 90-160 scans (measured: 1.3-2.5 us a glob to index, 16-21 ns to test),
-#: so building after this many keeps a file's questions within about twice the cost
-#: of the better choice in hindsight (ski rental). After 4 scans, www.uab.edu's 319
-#: globs took 1 ms to index on its fifth question: 55% of its 20-question one-shot.
+#: Scans of a large glob list (for short targets) before its piece index is built.
+#: Building costs about as much as 65-120 such scans (measured: 1.3-2.5 us a glob to
+#: index, ~21 ns to test), so building once scans have cost this much keeps a file's
+#: questions within about twice the cost of the better choice in hindsight (ski
+#: rental). After 4 scans, www.uab.edu's 319 globs took 1 ms to index on its fifth
+#: question: 55% of its 20-question one-shot.
 SCANS_BEFORE_INDEX: Final = 128
+#: A scan costs ~0.4 ns a glob per character of the target besides the ~21 ns (each
+#: tail is searched for in it): a target counts 1 + len // this scans. Counted as one,
+#: 128 scans of a 100 KB URL against 3,000 globs took 16 s (123 ms each; the index
+#: is built in 4 ms).
+_CHARS_PER_SCAN: Final = 50
 #: Raised literals tested at once with one startswith() before their index.
 _MAX_QUICK_HEADS: Final = 32
 
@@ -136,7 +142,7 @@ class Wildcards:
         #: What a target must start with to reach a glob (None: every target does, as
         #: every one starts with "/"; most files: one C call less a question).
         self.heads = None if "" in heads or "/" in heads else heads
-        # Built once the scan has been paid SCANS_BEFORE_INDEX times (a negative
+        # Built once scans have cost SCANS_BEFORE_INDEX short ones (a negative
         # count): compiling a 100,000-rule file stays linear, questions amortise it.
         self.grams: _GramIndex | int | None = (
             -SCANS_BEFORE_INDEX if len(globs) >= _GRAM_INDEX_MIN else None
@@ -157,9 +163,13 @@ class Wildcards:
             return best
         grams = self.grams
         if grams is not None:
-            if isinstance(grams, _GramIndex):
-                return _best_candidate(grams.candidates(target), target, best, tails=False)
-            self.grams = grams + 1 if grams < -1 else _GramIndex(globs)
+            if isinstance(grams, int):
+                grams += 1 + len(target) // _CHARS_PER_SCAN
+                if grams < 0:
+                    self.grams = grams
+                    return _best_candidate(globs, target, best, tails=True)
+                grams = self.grams = _GramIndex(globs)
+            return _best_candidate(grams.candidates(target), target, best, tails=False)
         return _best_candidate(globs, target, best, tails=True)
 
     def pattern(self, best: int) -> str | None:
