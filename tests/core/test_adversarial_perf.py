@@ -120,12 +120,8 @@ def test_usual_small_rule_sets_are_still_shared() -> None:
         assert first._first[1] is second._first[1]
 
 
-def test_a_file_asked_a_few_questions_never_builds_the_piece_index(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """www.uab.edu's 319 Joomla globs (``/{section}/*/cache/``): with the piece index
-    built after 4 scans, its fifth question took 1 ms, 55% of the file's 20-question
-    one-shot. The index is built only once scans have cost about as much."""
+def _count_piece_indexes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The glob count of each piece index built from now on, in order."""
     built: list[int] = []
 
     class Counted(_wildcards._GramIndex):
@@ -134,6 +130,16 @@ def test_a_file_asked_a_few_questions_never_builds_the_piece_index(
             super().__init__(globs)
 
     monkeypatch.setattr(_wildcards, "_GramIndex", Counted)
+    return built
+
+
+def test_a_file_asked_a_few_questions_never_builds_the_piece_index(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """www.uab.edu's 319 Joomla globs (``/{section}/*/cache/``): with the piece index
+    built after 4 scans, its fifth question took 1 ms, 55% of the file's 20-question
+    one-shot. The index is built only once scans have cost about as much."""
+    built = _count_piece_indexes(monkeypatch)
     sections = [f"s{i}" for i in range(20)]
     folders = ["cache", "bin", "logs", "tmp", "cli", "media", "modules", "plugins"]
     body = "User-agent: *\n" + "".join(
@@ -161,14 +167,7 @@ def test_a_long_target_counts_as_many_scans_before_the_piece_index(
     character). Counted as one scan each, 128 questions with a 100 KB URL against
     3,000 globs took 16 s (123 ms each) before their 4 ms index was built; counted by
     length, the first such question builds it."""
-    built: list[int] = []
-
-    class Counted(_wildcards._GramIndex):
-        def __init__(self, globs: list[Any]) -> None:
-            built.append(len(globs))
-            super().__init__(globs)
-
-    monkeypatch.setattr(_wildcards, "_GramIndex", Counted)
+    built = _count_piece_indexes(monkeypatch)
     robots = ra.parse("User-agent: *\n" + "".join(f"Disallow: /*q{i}z$\n" for i in range(3_000)))
     assert robots.allowed("https://x.test/short", robots_token="bot")
     assert built == []
