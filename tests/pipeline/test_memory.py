@@ -157,9 +157,17 @@ async def test_max_memory_bounds_what_is_retained(
         retained = await retained_by(held)
     finally:
         tracemalloc.stop()
-    print(f"{mode}: retained {retained / MIB:.1f} MiB, bound {bound / MIB:.0f} MiB")
+    print(
+        f"{mode}: retained {retained / MIB:.2f} MiB, bound {bound / MIB:.0f} MiB,"
+        f" estimated {stats.memory / bound:.3f} of it"
+    )
     assert retained <= SLACK * bound, f"{retained / MIB:.1f} MiB retained"
-    assert retained >= 0.5 * bound  # the cache was really full
+    # The cache was really full by its own account, and the measure saw its entries:
+    # the estimate is conservative (each origin's shared bucket counted in full, a
+    # piece index counted as built, though 20 questions build none), so a full
+    # cache retains 0.49x (store, 2 MiB) to 0.68x its bound here.
+    assert stats.memory >= 0.9 * bound
+    assert retained >= 0.4 * bound
 
 
 def test_size_estimate_covers_each_corpus_file() -> None:
