@@ -9,8 +9,8 @@ a NUL ends a line's content, ``#`` starts a comment anywhere.
 from __future__ import annotations
 
 import re
-from itertools import compress, repeat
-from operator import itemgetter
+from itertools import compress, count, repeat
+from operator import itemgetter, lt
 from typing import TYPE_CHECKING, Final
 
 from ._errors import ClosedError
@@ -163,6 +163,8 @@ _KEY_INITIALS: Final = frozenset(
 _LEAD: Final = itemgetter(slice(0, 1))
 #: The text of a numbered line.
 _TEXT: Final = itemgetter(1)
+#: What precedes the separator in a partition() result.
+_BEFORE: Final = itemgetter(0)
 #: A line that starts with one of these (lower-cased) may be a directive: every key
 #: we know, and every spelling Google accepts as a prefix of a key.
 _KEY_STARTS: Final = tuple(
@@ -280,7 +282,8 @@ class RobotsParser:
             if self._truncated:
                 self._builder.warn(self._line + 1, W.TRUNCATED_LINE, "")
             else:
-                self._lines(self._clip([bytes(self._pending)]))
+                line = bytes(self._pending)
+                self._lines(self._clip([line], line))
             self._pending.clear()
         if self._truncated:
             self._builder.warn(self._line, W.TRUNCATED, str(self._max_bytes))
@@ -324,7 +327,7 @@ class RobotsParser:
             pending.clear()
         rest = data[end + 1 :]
         if _NUL in complete or (len(complete) > MAX_LINE_BYTES and _has_long_line(complete)):
-            self._lines(self._clip(complete.splitlines()))
+            self._lines(self._clip(complete.splitlines(), complete))
         else:
             # One C pass for the chunk's comments instead of a test per line in
             # _lines: -2.5 us a file (bench_core corpus, 42 us).
@@ -417,20 +420,22 @@ class RobotsParser:
             elif len(warnings) <= MAX_WARNINGS:
                 warnings.append((n, W.NO_SEPARATOR, raw[:DETAIL_BYTES]))
 
-    def _clip(self, lines: list[bytes]) -> list[bytes]:
-        """Apply the line cap, the NUL rule and comments line by line (rare input)."""
-        clipped = []
-        for n, line in enumerate(lines, self._line + 1):
-            if len(line) > MAX_LINE_BYTES:
-                self._builder.long_line(n, len(line))
-                line = line[:MAX_LINE_BYTES]
-            nul = line.find(b"\0")
-            if nul >= 0:
-                line = line[:nul]
-            if _HASH in line:
-                line = line[: line.index(_HASH)]
-            clipped.append(line)
-        return clipped
+    def _clip(self, lines: list[bytes], text: bytes) -> list[bytes]:
+        """Apply the line cap, the NUL rule and comments to the ``lines`` of ``text``
+        (rare input: a long line or a NUL in it), each rule one pass in C. A loop
+        over the lines was half the parse of such files (HTML pages with a long
+        script line: www.renderotica.com's 4,534 lines, 0.8 of 1.6 ms)."""
+        if len(text) > MAX_LINE_BYTES:
+            first = self._line + 1
+            for i in compress(count(), map(lt, repeat(MAX_LINE_BYTES), map(len, lines))):
+                self._builder.long_line(first + i, len(lines[i]))
+                lines[i] = lines[i][:MAX_LINE_BYTES]
+        # Content ends at a NUL, then at a "#"; a line without either is kept as is
+        # (partition returns the line itself).
+        for mark in (b"\0", b"#"):
+            if mark in text:
+                lines = list(map(_BEFORE, map(bytes.partition, lines, repeat(mark))))
+        return lines
 
     def _classify(self, key: bytes, line: int) -> int:
         """Resolve a key that is not spelled canonically: prefix, typo or unknown."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import robots_async as ra
@@ -139,3 +139,52 @@ def test_parse_reads_an_unterminated_last_line_as_close_does(
     assert summary(ra.parse(body, max_bytes=max_bytes), URLS, TOKENS) == summary(
         via_close, URLS, TOKENS
     )
+
+
+# Lines that take the parser's clipping path: past the cap, with a NUL, with a "#"
+# before or after either.
+_CAP = ra.MAX_LINE_BYTES
+CLIPPED = [
+    b"User-agent: *",
+    b"Disallow: /a",
+    b"Disallow: /b\0/c",
+    b"Disallow: /c#/d\0/e",
+    b"Disallow: /css\0#x",
+    b"\0Disallow: /late",
+    b"Allow: /a/b" + b"b" * (_CAP - 11),
+    b"Disallow: /ua" + b"u" * _CAP,
+    b"Disallow: /space" + b"s" * (_CAP - 20) + b"#" + b"c" * 40,
+    b"Disallow: /typo" + b"t" * (_CAP - 18) + b"\0" + b"n" * 9,
+    b"<script>" + b"x" * (_CAP + 300) + b"</script>",
+    b"junk\0Disallow: /b",
+    b"# only a comment",
+]
+
+
+def _content(line: bytes) -> bytes:
+    """What Google reads of a raw line: the cap, then up to a NUL, then up to "#"."""
+    return line[:_CAP].split(b"\0")[0].split(b"#")[0]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    picks=st.lists(st.sampled_from(CLIPPED), min_size=1, max_size=len(CLIPPED)),
+    breaks=st.lists(
+        st.sampled_from([b"\n", b"\r\n", b"\r"]), min_size=len(CLIPPED), max_size=len(CLIPPED)
+    ),
+    cut=st.integers(1, 40_000),
+)
+@example(picks=CLIPPED, breaks=[b"\r\n"] * len(CLIPPED), cut=16_000)
+def test_clipped_lines_read_as_their_content(
+    picks: list[bytes], breaks: list[bytes], cut: int
+) -> None:
+    """Long lines, NULs and comments, each rule applied to the whole chunk at once,
+    read as the plain per-line rule reads them; each long line warned about once."""
+    body = b"".join(line + brk for line, brk in zip(picks, breaks, strict=False))
+    robots = ra.parse(body, max_bytes=None)
+    expected = ra.parse(b"\n".join(map(_content, picks)) + b"\n", max_bytes=None)
+    assert without_warnings(robots) == without_warnings(expected)
+    long_lines = [n for n, line in enumerate(picks, 1) if len(line) > _CAP]
+    assert [w.line for w in robots.warnings if w.code == "line-too-long"] == long_lines
+    pieces = parse_chunks(split_at(body, range(0, len(body), cut)), max_bytes=None)
+    assert summary(pieces, URLS, TOKENS) == summary(robots, URLS, TOKENS)
