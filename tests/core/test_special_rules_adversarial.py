@@ -243,6 +243,36 @@ def test_exact_and_raised_literals_equal_to_plain_ones(policy: PolicyName) -> No
         check(lines, TARGETS, policy)
 
 
+# Globs of three or more segments: each is tried only if its longest segment after the
+# head occurs in the target (its last one, "/" here, occurs in every target).
+MIDDLE = [
+    "/*/wall/*/*/roses/", "/*/w/*/", "/a*bbb*c", "/a*b*ccc$", "/x*/yy/*z$", "*/long/*/",
+    "/a*bb*b", "/a*b*b$", "/*/p/0/*/",
+]  # fmt: skip
+MIDDLE_TARGETS = [
+    "/", "/u/wall/x/y/roses/", "/wall/x/y/roses/", "/u/wall/x/roses/", "/u/roses/wall/x/y/",
+    "/u/wall/x/y/roses", "/u/w/", "/u/w/x", "/u/w/x/", "/w/x/", "/abbbc", "/abbb", "/abbc",
+    "/acbbbc", "/abccc", "/abcc", "/abbccc", "/abccc/", "/x/yy/z", "/x/yyz", "/x/yy/az",
+    "/x/yy/z/", "/a/long/b/", "/long/b/", "/a/long/", "/abbb", "/abb", "/abbx", "/abb$",
+    "/u/p/0/", "/u/p/0/x/", "/p/0/x/", "/u/p/0",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("pattern", MIDDLE)
+def test_globs_with_middle_segments(policy: PolicyName, pattern: str) -> None:
+    """A glob found through a middle segment matches exactly where Google's does,
+    alone, as Allow against a Disallow of ``/``, and among the other such globs."""
+    files: list[Lines] = [
+        [("user-agent", "a"), ("disallow", pattern)],
+        [("user-agent", "a"), ("disallow", "/"), ("allow", pattern)],
+        [("user-agent", "a"), *(("disallow", other) for other in MIDDLE), ("allow", pattern)],
+    ]
+    paths = sorted({*MIDDLE_TARGETS, *_targets([pattern])})
+    checked = sum(check(lines, paths, policy) for lines in files)
+    assert checked == len(files) * len(paths)
+
+
 # --- Google's index.html rule ----------------------------------------------------------------
 
 INDEX_ALLOWS = [
