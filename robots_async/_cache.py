@@ -474,10 +474,13 @@ class RobotsCache:
         last_good_body: bytes | None,
     ) -> CacheEntry:
         # What the entry keeps alive: the rules in force, a last good copy behind
-        # them, the raw bodies kept for a shared store.
+        # them, the raw bodies kept for a shared store. An HTML page's thousand
+        # warnings are packed first (~205 -> ~40 KB).
+        resolution.robots._pack_warnings()
         size = _ENTRY_OVERHEAD + retained_size(resolution.robots, self._robots_token)
         last_good = resolution.last_good
         if last_good is not None and last_good is not resolution.robots:
+            last_good._pack_warnings()
             size += retained_size(last_good, self._robots_token)
         size += _bytes_size(outcome.body)
         if last_good_body is not outcome.body:

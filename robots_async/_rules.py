@@ -13,7 +13,7 @@ from array import array
 from dataclasses import dataclass
 from datetime import time
 from operator import itemgetter
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 from ._agent import crawler_name
 from ._usage import UsagePreferences, UsageRule, parse_preference
@@ -32,6 +32,7 @@ __all__ = [
     "RulesBuilder",
     "Verdict",
     "VisitTime",
+    "WarningRecord",
 ]
 
 # Directive kinds; the tokenizer maps key spellings to them. DISALLOW and ALLOW are
@@ -81,6 +82,9 @@ class W:
     CONTENT_USAGE = "content-usage"
     USAGE_PATH = "usage-path"
 
+
+#: A warning as the parser records it: (line, code, detail).
+WarningRecord: TypeAlias = tuple[int, str, str | bytes]
 
 # Facts about the whole file: never crowded out by the cap on line warnings.
 _FILE_LEVEL: Final = frozenset({W.TRUNCATED, W.TRUNCATED_LINE, W.TOO_MANY_RULES})
@@ -310,14 +314,14 @@ class RulesBuilder:
         self._host: str | None = None
         self._clean_params: list[CleanParam] = []
         #: (line, code, detail) records; the parser appends junk-line records itself.
-        self.warnings: list[tuple[int, str, str | bytes]] = []
+        self.warnings: list[WarningRecord] = []
         # Over-long lines are found per chunk, ahead of the lines before them: kept
         # apart and merged by line at the end, so the cap keeps the same warnings
         # however the body was chunked.
-        self._long_lines: list[tuple[int, str, str | bytes]] = []
+        self._long_lines: list[WarningRecord] = []
         # Facts about the whole file (truncation, cut groups) are never crowded out
         # by junk-line warnings: they bypass the cap.
-        self._file_level: list[tuple[int, str, str | bytes]] = []
+        self._file_level: list[WarningRecord] = []
 
     def warn(self, line: int, code: str, detail: str | bytes) -> None:
         """Record a warning (details are decoded and formatted only when read)."""
@@ -455,7 +459,7 @@ class RulesBuilder:
             return
         self._clean_params.append(CleanParam(names, path.strip() or None, line))
 
-    def _final_warnings(self) -> list[tuple[int, str, str | bytes]]:
+    def _final_warnings(self) -> list[WarningRecord]:
         """The first MAX_WARNINGS line warnings and every file-level one, in line order.
 
         A "too-many-warnings" marker ends the list when line warnings were dropped.

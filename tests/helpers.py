@@ -12,10 +12,19 @@ from typing import TYPE_CHECKING, Any, final
 import robots_async as ra
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "corpus"
+#: A soft-404 HTML page served as robots.txt: a warning on nearly every line (past
+#: the cap of 1,000), a line over the length cap, a directive after the cap.
+HTML_PAGE = (
+    b"<!DOCTYPE html>\n<html><head><title>Not found</title>\n"
+    + b"<script>" + b"x" * 20_000 + b"</script>\n"
+    + b"".join(b'<div class="row-%d">Item %d: <a href="/p/%d">more</a></div>\n' % (i, i, i)
+               for i in range(1500))
+    + b"User-agent: *\nDisallow: /private\n</html>\n"
+)  # fmt: skip
 UNLIMITED: Any = None  # max_bytes=None: no parsing limit
 
 
@@ -78,6 +87,18 @@ def summary(robots: ra.RobotsTxt, urls: Sequence[str], tokens: Sequence[str]) ->
         "verdicts": verdicts,
         "extensions": extensions,
     }
+
+
+def retained_by(make: Callable[[], Any]) -> tuple[Any, int]:
+    """What ``make()`` returns, and the bytes it keeps allocated (tracemalloc)."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        made = make()
+        gc.collect()
+        return made, tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
 
 
 @final

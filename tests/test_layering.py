@@ -26,6 +26,7 @@ CORE_MODULES = [
     "_policy.py",
     "_robots.py",
     "_errors.py",
+    "_packed_warnings.py",
 ]
 FORBIDDEN = ("asyncio", "aiohttp")
 DYNAMIC_IMPORTERS = {"__import__", "import_module"}

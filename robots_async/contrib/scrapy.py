@@ -138,7 +138,11 @@ class RobotParser(_ScrapyRobotParser):
     def from_crawler(cls, crawler: Crawler | None, robotstxt_body: bytes) -> Self:
         """Parse ``robotstxt_body`` with the crawler's settings (defaults without one)."""
         config = read_settings(crawler.settings if crawler is not None else None)
-        return cls(parse(robotstxt_body, policy=config.policy, max_bytes=config.max_bytes))
+        robots = parse(robotstxt_body, policy=config.policy, max_bytes=config.max_bytes)
+        # Scrapy keeps a parser per domain for the whole crawl: an HTML page's
+        # thousand warnings are packed (~205 -> ~40 KB), as RobotsCache packs them.
+        robots._pack_warnings()
+        return cls(robots)
 
     def allowed(self, url: str | bytes, user_agent: str | bytes) -> bool:
         """Return True if ``user_agent`` may fetch ``url``."""

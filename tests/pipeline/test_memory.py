@@ -14,12 +14,12 @@ import robots_async as ra
 from robots_async._compiled import forget_shared
 from robots_async._sizing import retained_size
 
-from ..helpers import CORPUS, OwnGrowth
+from ..helpers import CORPUS, HTML_PAGE, OwnGrowth
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from .conftest import FakeClock
+    from .conftest import FakeClock, Server
 
 MIB = 1024 * 1024
 # 420 queried origins retain ~22 MiB since issue 13 (was over 32): the bound must be
@@ -189,6 +189,23 @@ def test_size_estimate_covers_each_corpus_file() -> None:
     finally:
         tracemalloc.stop()
     assert min(ratios.values()) >= 0.9, sorted(ratios.items(), key=lambda kv: kv[1])[:3]
+
+
+async def test_an_html_robots_txt_is_kept_with_its_warnings_packed(
+    server: Server, make_checker: Any
+) -> None:
+    """A soft-404 HTML page served as robots.txt gives a thousand warnings: the cache
+    keeps them packed (~40 KB, not ~200 KB) and they read back the same."""
+    body = HTML_PAGE
+    server.text("/robots.txt", body)
+    checker: ra.RobotsChecker = make_checker(USER_AGENT)
+    assert await checker.allowed(server.url("/anything")) is True
+    entry = await checker.robots(server.url("/"))
+    assert entry.robots.warnings == ra.parse(body).warnings
+    assert len(entry.robots.warnings) == 1001
+    # The cache's own account of the entry: 67 KB with the warnings packed, 173 KB
+    # as a thousand records.
+    assert checker.stats.cache.memory < 100_000
 
 
 # --- bounded memos --------------------------------------------------------------------

@@ -1,0 +1,86 @@
+"""Packed warnings (what a cache keeps of an HTML page's thousand): the same
+warnings come back, and they retain a fraction of the records' memory."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+import robots_async as ra
+from robots_async._packed_warnings import PACK_FROM, PackedWarnings
+from robots_async._rules import MAX_WARNINGS, W, WarningRecord
+from robots_async._sizing import retained_size
+from tests.helpers import HTML_PAGE, retained_by
+
+CODES = [value for name, value in vars(W).items() if name.isupper()]
+# Text details quote the file: lone surrogates included (surrogateescape decoding).
+DETAILS = st.one_of(
+    st.binary(max_size=80), st.text(st.characters(exclude_categories=()), max_size=80)
+)
+RECORDS = st.lists(st.tuples(st.integers(0, 2**40), st.sampled_from(CODES), DETAILS), min_size=1)
+
+
+@given(RECORDS)
+def test_records_come_back_as_given(records: list[WarningRecord]) -> None:
+    packed = PackedWarnings(records)
+    assert len(packed) == len(records)
+    assert list(packed) == records
+
+
+def test_the_packed_size_estimate_covers_what_is_held() -> None:
+    records: list[WarningRecord] = [
+        (i, W.UNKNOWN_KEY, b"<td class='x'>%d</td>" % i) for i in range(MAX_WARNINGS)
+    ]
+    records += [(5, W.LINE_TOO_LONG, "20000"), (MAX_WARNINGS, W.TOO_MANY_WARNINGS, "1000")]
+    packed, held = retained_by(lambda: PackedWarnings(records))
+    assert held <= packed.retained() <= 1.5 * held
+
+
+def test_an_html_page_keeps_its_warnings_in_a_fifth_of_the_memory() -> None:
+    """What a cache keeps of such a file (RobotsCache packs before it stores)."""
+    plain = ra.parse(HTML_PAGE)
+    expected = plain.warnings
+    codes = [warning.code for warning in expected]
+    assert len(codes) == MAX_WARNINGS + 1  # (the cap's marker last)
+    assert codes[-1] == W.TOO_MANY_WARNINGS
+    assert W.LINE_TOO_LONG in codes  # a str detail among bytes ones
+
+    def parsed_and_packed() -> ra.RobotsTxt:
+        robots = ra.parse(HTML_PAGE)
+        robots.allowed("https://e.test/private/x", robots_token="bot")
+        robots._pack_warnings()
+        return robots
+
+    packed, packed_bytes = retained_by(parsed_and_packed)
+    _, unpacked_bytes = retained_by(lambda: ra.parse(HTML_PAGE))
+    print(f"retained: {unpacked_bytes:,} B as records, {packed_bytes:,} B packed")
+    assert packed_bytes < 0.3 * unpacked_bytes
+    assert retained_size(packed, "bot") >= packed_bytes  # the cache's estimate covers it
+    assert packed.warnings == expected
+    assert packed.warnings == expected  # formatted afresh each time, the same
+    assert packed.allowed("https://e.test/private/x", robots_token="bot") is False
+
+
+def test_a_few_warnings_stay_records() -> None:
+    robots = ra.parse(b"User-agent: *\nDisalow: /a\nFoo: bar\n" * (PACK_FROM // 3))
+    expected = robots.warnings
+    robots = ra.parse(b"User-agent: *\nDisalow: /a\nFoo: bar\n" * (PACK_FROM // 3))
+    robots._pack_warnings()
+    assert isinstance(robots._warnings, list)
+    assert robots.warnings == expected
+
+
+def test_warnings_read_before_the_cache_packs_them() -> None:
+    """A fetcher of one's own may read (log) the warnings before the cache keeps the
+    file: they are still packed, and the cache's estimate still covers them."""
+
+    def read_then_packed() -> ra.RobotsTxt:
+        robots = ra.parse(HTML_PAGE)
+        assert len(robots.warnings) == MAX_WARNINGS + 1
+        robots._pack_warnings()
+        return robots
+
+    robots, held = retained_by(read_then_packed)
+    assert held < 60_000
+    assert retained_size(robots, "bot") >= held
+    assert robots.warnings == ra.parse(HTML_PAGE).warnings
