@@ -202,8 +202,8 @@ class RobotsTxt:
             return warnings
         # In line order, the "too-many-warnings" marker last (_rules).
         formatted = tuple(format_warning(*w) for w in warnings)
-        if isinstance(warnings, list) and len(warnings) < PACK_FROM:
-            self._warnings = formatted  # (never packed: no thread can race a cache)
+        if len(warnings) < PACK_FROM:  # (never packed: no thread can race a cache)
+            self._warnings = formatted
         return formatted
 
     def _pack_warnings(self) -> None:

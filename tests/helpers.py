@@ -89,8 +89,9 @@ def summary(robots: ra.RobotsTxt, urls: Sequence[str], tokens: Sequence[str]) ->
     }
 
 
-def retained_by(make: Callable[[], Any]) -> tuple[Any, int]:
-    """What ``make()`` returns, and the bytes it keeps allocated (tracemalloc)."""
+def bytes_kept_by(make: Callable[[], Any]) -> tuple[Any, int]:
+    """What ``make()`` returns, and the bytes it keeps allocated, wherever made
+    (tracemalloc's running total: OwnGrowth's snapshots would count themselves)."""
     gc.collect()
     tracemalloc.start()
     try:

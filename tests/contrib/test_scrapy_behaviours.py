@@ -24,7 +24,7 @@ from twisted.web.client import ResponseFailed, ResponseNeverReceived
 import robots_async as ra
 from robots_async.contrib.scrapy import RobotParser, classify_scrapy_error
 
-from ..helpers import HTML_PAGE, retained_by
+from ..helpers import HTML_PAGE, bytes_kept_by
 from .conftest import SCRAPY_UA, run_crawl
 from .scrapy_cli import runspider
 
@@ -59,8 +59,8 @@ def test_backend_keeps_an_html_page_small() -> None:
     """Scrapy holds a parser per domain for the crawl: a soft-404 HTML page's thousand
     warnings are kept packed (a fifth of the memory), and read back the same."""
     backend(HTML_PAGE), ra.parse(HTML_PAGE)  # one-time allocations (settings, text)
-    kept, packed = retained_by(lambda: backend(HTML_PAGE))
-    plain, unpacked = retained_by(lambda: ra.parse(HTML_PAGE))
+    kept, packed = bytes_kept_by(lambda: backend(HTML_PAGE))
+    plain, unpacked = bytes_kept_by(lambda: ra.parse(HTML_PAGE))
     assert packed < 0.3 * unpacked, (packed, unpacked)
     assert kept.robots.warnings == plain.warnings
     assert kept.allowed("https://www.site.local/p/1", "*")

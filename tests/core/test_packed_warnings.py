@@ -10,7 +10,7 @@ import robots_async as ra
 from robots_async._packed_warnings import PACK_FROM, PackedWarnings
 from robots_async._rules import MAX_WARNINGS, W, WarningRecord
 from robots_async._sizing import retained_size
-from tests.helpers import HTML_PAGE, retained_by
+from tests.helpers import HTML_PAGE, bytes_kept_by
 
 CODES = [value for name, value in vars(W).items() if name.isupper()]
 # Text details quote the file: lone surrogates included (surrogateescape decoding).
@@ -32,7 +32,7 @@ def test_the_packed_size_estimate_covers_what_is_held() -> None:
         (i, W.UNKNOWN_KEY, b"<td class='x'>%d</td>" % i) for i in range(MAX_WARNINGS)
     ]
     records += [(5, W.LINE_TOO_LONG, "20000"), (MAX_WARNINGS, W.TOO_MANY_WARNINGS, "1000")]
-    packed, held = retained_by(lambda: PackedWarnings(records))
+    packed, held = bytes_kept_by(lambda: PackedWarnings(records))
     assert held <= packed.retained() <= 1.5 * held
 
 
@@ -51,8 +51,8 @@ def test_an_html_page_keeps_its_warnings_in_a_fifth_of_the_memory() -> None:
         robots._pack_warnings()
         return robots
 
-    packed, packed_bytes = retained_by(parsed_and_packed)
-    _, unpacked_bytes = retained_by(lambda: ra.parse(HTML_PAGE))
+    packed, packed_bytes = bytes_kept_by(parsed_and_packed)
+    _, unpacked_bytes = bytes_kept_by(lambda: ra.parse(HTML_PAGE))
     print(f"retained: {unpacked_bytes:,} B as records, {packed_bytes:,} B packed")
     assert packed_bytes < 0.3 * unpacked_bytes
     assert retained_size(packed, "bot") >= packed_bytes  # the cache's estimate covers it
@@ -80,7 +80,7 @@ def test_warnings_read_before_the_cache_packs_them() -> None:
         robots._pack_warnings()
         return robots
 
-    robots, held = retained_by(read_then_packed)
+    robots, held = bytes_kept_by(read_then_packed)
     assert held < 60_000
     assert retained_size(robots, "bot") >= held
     assert robots.warnings == ra.parse(HTML_PAGE).warnings
