@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import robots_async
-from robots_async._compiled import forget_shared
+from robots_async.core.compiled import forget_shared
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import robots_async as ra
-from robots_async import _sizing
-from robots_async._compiled import forget_shared
-from robots_async._packed_warnings import PackedWarnings
+from robots_async.core import sizing as _sizing
+from robots_async.core.compiled import forget_shared
+from robots_async.core.packed_warnings import PackedWarnings
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -41,16 +41,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.pipeline.*
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.*
 
 import aiohttp
 from aiohttp import web
 
 import robots_async as ra
-from tests.pipeline import test_memory
-from tests.pipeline.dnsserver import DNSServer
-from tests.pipeline.swarm import SocketSampler, Swarm
-from tests.pipeline.test_connections import KeepAliveOrigins, run_client
+from tests.cache import test_memory
+from tests.checker.swarm import SocketSampler, Swarm
+from tests.fetch.dnsserver import DNSServer
+from tests.fetch.test_connections import KeepAliveOrigins, run_client
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

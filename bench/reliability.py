@@ -32,7 +32,7 @@ import aiohttp
 from soak import SoakOptions, phase_one, phase_two
 
 import robots_async as ra
-from robots_async._addresses import is_public
+from robots_async.fetch.addresses import is_public
 from tests.hostile.conftest import (
     DRIBBLE,
     LIMIT,
@@ -230,7 +230,7 @@ LOOPBACK = ipaddress.ip_address("127.0.0.1")
 def ssrf_case(target: str) -> Case:
     """The default SSRF guard refuses ``target`` before any request is made (the entry
     on 127.0.0.1 is declared public here, so the loopback targets are left to
-    tests/pipeline/test_ssrf.py, which serves a "public" twin on 127.0.0.2)."""
+    tests/fetch/test_ssrf.py, which serves a "public" twin on 127.0.0.2)."""
 
     async def run() -> str | None:
         started: list[str] = []

@@ -10,10 +10,12 @@ import logging
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-from ._agent import is_valid_token, product_token, require_token
-from ._cache import CacheEntry, CacheStats, RobotsCache
-from ._checker import CheckerStats, Decision, RobotsChecker
-from ._errors import (
+from .cache.cache import CacheEntry, CacheStats, RobotsCache
+from .cache.sqlite import SQLiteStore
+from .cache.store import Lease, MemoryStore, RobotsStore, StoredRobots, StoreSchemaError
+from .checker.checker import CheckerStats, Decision, RobotsChecker
+from .core.agent import is_valid_token, product_token, require_token
+from .core.errors import (
     ClosedError,
     ConfigurationError,
     ConfigurationTypeError,
@@ -24,19 +26,17 @@ from ._errors import (
     RobotsError,
     StoreError,
 )
-from ._fetch_policy import FetchPolicy, FetchPolicyName, Resolution
-from ._outcome import FetchOutcome
-from ._parser import DEFAULT_MAX_BYTES, MAX_LINE_BYTES, RobotsParser, parse
-from ._policy import FIRST_MATCH, GOOGLE, GOOGLE_REFERENCE, RFC9309, MatchPolicy, PolicyName
-from ._robots import RobotsTxt
-from ._rules import CleanParam, Group, ParseWarning, RequestRate, Rule, Verdict, VisitTime
-from ._sqlite import SQLiteStore
-from ._store import Lease, MemoryStore, RobotsStore, StoredRobots, StoreSchemaError
-from ._url import Origin, request_target, robots_url
-from ._usage import UsagePreferences, UsageRule, combine_usage, usage_from_header
+from .core.parser import DEFAULT_MAX_BYTES, MAX_LINE_BYTES, RobotsParser, parse
+from .core.policy import FIRST_MATCH, GOOGLE, GOOGLE_REFERENCE, RFC9309, MatchPolicy, PolicyName
+from .core.robots import RobotsTxt
+from .core.rules import CleanParam, Group, ParseWarning, RequestRate, Rule, Verdict, VisitTime
+from .core.url import Origin, request_target, robots_url
+from .core.usage import UsagePreferences, UsageRule, combine_usage, usage_from_header
+from .fetch.outcome import FetchOutcome
+from .fetch.policy import FetchPolicy, FetchPolicyName, Resolution
 
 if TYPE_CHECKING:
-    from ._fetcher import AiohttpFetcher, Fetcher
+    from .fetch.fetcher import AiohttpFetcher, Fetcher
 
 try:
     __version__ = version("robots-async")
@@ -109,7 +109,7 @@ logging.getLogger("robots_async").addHandler(logging.NullHandler())
 def __getattr__(name: str) -> Any:
     # aiohttp is imported when the fetcher is first asked for, not with the package.
     if name in ("AiohttpFetcher", "Fetcher"):
-        from . import _fetcher
+        from .fetch import fetcher
 
-        return getattr(_fetcher, name)
+        return getattr(fetcher, name)
     raise AttributeError(f"module 'robots_async' has no attribute {name!r}")

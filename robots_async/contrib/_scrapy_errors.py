@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from .._outcome import ErrorKind
+    from ..fetch.outcome import ErrorKind
 
 __all__ = ["classify_scrapy_error"]
 

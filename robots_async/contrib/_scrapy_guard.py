@@ -24,14 +24,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from .._addresses import ip_or_none
+from ..fetch.addresses import ip_or_none
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.http import Response
     from twisted.internet.defer import Deferred
 
-    from .._addresses import IPAddress, PublicAddress
+    from ..fetch.addresses import IPAddress, PublicAddress
 
 __all__ = ["PeerGuard", "peer_address"]
 

@@ -16,9 +16,9 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, get_args
 
-from .._parser import DEFAULT_MAX_BYTES
-from .._policy import PolicyName
-from .._usage import CATEGORIES, UsageCategory
+from ..core.parser import DEFAULT_MAX_BYTES
+from ..core.policy import PolicyName
+from ..core.usage import CATEGORIES, UsageCategory
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -32,7 +32,7 @@ __all__ = [
     "read_settings",
 ]
 
-from .._errors import ConfigurationError, ConfigurationTypeError
+from ..core.errors import ConfigurationError, ConfigurationTypeError
 
 FetchPresetName = Literal["rfc9309", "googlebot", "yandex", "legacy-allow-on-error"]
 PrivateRedirects = Literal["block", "allow"]

@@ -22,8 +22,8 @@ import aiohttp
 from aiohttp import hdrs
 from aiohttp.http import SERVER_SOFTWARE
 
-from .._errors import RobotsError
-from .._usage import CATEGORIES, UsagePreferences, combine_usage, usage_from_header
+from ..core.errors import RobotsError
+from ..core.usage import CATEGORIES, UsagePreferences, combine_usage, usage_from_header
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -31,9 +31,9 @@ if TYPE_CHECKING:
     from aiohttp import ClientRequest, ClientResponse
     from aiohttp.client_middlewares import ClientHandlerType
 
-    from .._checker import Decision, RobotsChecker
-    from .._rules import Verdict
-    from .._usage import UsageCategory
+    from ..checker.checker import Decision, RobotsChecker
+    from ..core.rules import Verdict
+    from ..core.usage import UsageCategory
 
 __all__ = ["DisallowedError", "RobotsMiddleware", "UsageRefusedError", "content_usage"]
 

@@ -41,15 +41,15 @@ except ImportError as exc:  # pragma: no cover - exercised without redis install
         "robots_async.contrib.redis needs redis-py: pip install 'robots-async[redis]'"
     ) from exc
 
-from .._closing import AsyncClosing
-from .._errors import StoreError, _shown
-from .._records import decode, encode
-from .._store import Lease, StoredRobots
+from ..cache.closing import AsyncClosing
+from ..cache.records import decode, encode
+from ..cache.store import Lease, StoredRobots
+from ..core.errors import StoreError, _shown
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from .._url import Origin
+    from ..core.url import Origin
 
 __all__ = ["RedisStore"]
 

@@ -36,16 +36,16 @@ except ImportError as exc:  # pragma: no cover - exercised without Scrapy instal
         "robots_async.contrib.scrapy needs Scrapy: pip install 'robots-async[scrapy]'"
     ) from exc
 
-from .._addresses import is_public
-from .._agent import product_token
-from .._cache import RobotsCache
-from .._errors import InvalidURLError
-from .._fetch_policy import FetchPolicy
-from .._http import RedirectChain, is_redirect
-from .._parser import RobotsParser, parse
-from .._records import SHARED_HEADERS
-from .._url import Origin
-from .._usage import CATEGORIES, UsagePreferences, combine_usage, usage_from_header
+from ..cache.cache import RobotsCache
+from ..cache.records import SHARED_HEADERS
+from ..core.agent import product_token
+from ..core.errors import InvalidURLError
+from ..core.parser import RobotsParser, parse
+from ..core.url import Origin
+from ..core.usage import CATEGORIES, UsagePreferences, combine_usage, usage_from_header
+from ..fetch.addresses import is_public
+from ..fetch.http import RedirectChain, is_redirect
+from ..fetch.policy import FetchPolicy
 from ._scrapy_errors import classify_scrapy_error
 from ._scrapy_guard import PeerGuard, peer_address
 from ._scrapy_settings import (
@@ -64,12 +64,12 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from typing_extensions import Self
 
-    from .._addresses import IPAddress, PublicAddress
-    from .._cache import CacheEntry
-    from .._outcome import ErrorKind, FetchOutcome
-    from .._policy import PolicyName
-    from .._robots import RobotsTxt
-    from .._store import RobotsStore
+    from ..cache.cache import CacheEntry
+    from ..cache.store import RobotsStore
+    from ..core.policy import PolicyName
+    from ..core.robots import RobotsTxt
+    from ..fetch.addresses import IPAddress, PublicAddress
+    from ..fetch.outcome import ErrorKind, FetchOutcome
 
 __all__ = [
     "SETTINGS",
@@ -625,6 +625,6 @@ def _store_from(config: ScrapyConfig, jobdir: str | None = None) -> RobotsStore 
         path = os.path.join(jobdir, "robots_async.sqlite")
     if not path:
         return None
-    from .._sqlite import SQLiteStore
+    from ..cache.sqlite import SQLiteStore
 
     return SQLiteStore(path)

@@ -563,7 +563,7 @@ def test_first_match_uses_only_the_first_group(token: str) -> None:
 )
 def test_2_2_2_dot_segments_removed_under_rfc9309(target: str, normalised: str) -> None:
     """rfc9309 normalises the target as RFC 3986 does: unreserved escapes, dot segments."""
-    from robots_async._policy import rfc_target
+    from robots_async.core.policy import rfc_target
 
     assert rfc_target(target) == normalised
     body = f"User-agent: *\nDisallow: {normalised.partition('?')[0]}$\n"

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 from scrapy.resolver import CachingThreadedResolver, dnscache
 from twisted.internet import defer
 
-from robots_async._addresses import is_public
 from robots_async.contrib.scrapy import RobotsTxtMiddleware
+from robots_async.fetch.addresses import is_public
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from robots_async._addresses import IPAddress
+    from robots_async.fetch.addresses import IPAddress
 
 PUBLIC_TWIN = "127.0.0.2"
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.redis.conftest import RedisServer, redis_binary
+from tests.contrib.redis_store.conftest import RedisServer, redis_binary
 
 from .conftest import run_crawl
 

@@ -16,9 +16,9 @@ from aiohttp import web
 from scrapy import Request
 from scrapy.http import Response
 
-from robots_async._addresses import is_public
 from robots_async.contrib._scrapy_guard import PeerGuard, peer_address
 from robots_async.contrib.scrapy import RobotsTxtMiddleware
+from robots_async.fetch.addresses import is_public
 
 from .conftest import Host, run_crawl
 from .scrapy_ssrf import PUBLIC_TWIN, DeclaredPublicMiddleware, declared_public
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from robots_async._addresses import IPAddress
+    from robots_async.fetch.addresses import IPAddress
 
     from .conftest import CrawlResult, LoopThread, Site
 

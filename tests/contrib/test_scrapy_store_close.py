@@ -11,9 +11,9 @@ import pytest
 from scrapy import signals
 from scrapy.utils.test import get_crawler
 
-from robots_async._url import Origin
 from robots_async.contrib.scrapy import RobotsTxtMiddleware
-from tests.redis.conftest import RedisServer, redis_binary
+from robots_async.core.url import Origin
+from tests.contrib.redis_store.conftest import RedisServer, redis_binary
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from robots_async._prefixes import LiteralPrefixes
+from robots_async.core.prefixes import LiteralPrefixes
 
 if TYPE_CHECKING:
     from array import array

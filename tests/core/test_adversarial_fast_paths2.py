@@ -11,8 +11,8 @@ import time
 import pytest
 
 import robots_async as ra
-from robots_async import _robots
-from robots_async._wildcards import SCANS_BEFORE_INDEX
+from robots_async.core import robots as _robots
+from robots_async.core.wildcards import SCANS_BEFORE_INDEX
 
 _FILE = "User-agent: *\nDisallow: /private\nAllow: /private/ok\n"
 

@@ -13,9 +13,11 @@ import tracemalloc
 from typing import TYPE_CHECKING, Any
 
 import robots_async as ra
-from robots_async import _compiled, _prefixes, _wildcards
-from robots_async._prefixes import LiteralPrefixes, RaisedLiterals
-from robots_async._wildcards import SCANS_BEFORE_INDEX
+from robots_async.core import compiled as _compiled
+from robots_async.core import prefixes as _prefixes
+from robots_async.core import wildcards as _wildcards
+from robots_async.core.prefixes import LiteralPrefixes, RaisedLiterals
+from robots_async.core.wildcards import SCANS_BEFORE_INDEX
 
 if TYPE_CHECKING:
     from array import array

@@ -148,7 +148,7 @@ def test_one_megabyte_line() -> None:
 def test_many_rules() -> None:
     """A group keeps 100,000 rules (then warns) and is queried promptly (a hang guard)."""
     count = 200_000
-    kept = 100_000  # robots_async._rules.MAX_RULES
+    kept = 100_000  # robots_async.core.rules.MAX_RULES
     body = "User-agent: *\n" + "".join(f"Disallow: /p{i}/\n" for i in range(count))
     start = time.perf_counter()
     robots = ra.parse(body, max_bytes=None)

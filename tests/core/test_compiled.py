@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 import robots_async as ra
-from robots_async import _compiled
+from robots_async.core import compiled as _compiled
 
 WORDPRESS = b"User-agent: *\nDisallow: /wp-admin/\nAllow: /wp-admin/admin-ajax.php\n"
 

@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import robots_async as ra
-from robots_async._errors import InvalidURLError
-from robots_async._prefixes import UNKNOWN, LiteralPrefixes
-from robots_async._url import Origin, _origin_of, _split_absolute
+from robots_async.core.errors import InvalidURLError
+from robots_async.core.prefixes import UNKNOWN, LiteralPrefixes
+from robots_async.core.url import Origin, _origin_of, _split_absolute
 from tests.core.test_matcher import reference_verdict
 
 _PIECES = [

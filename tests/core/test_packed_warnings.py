@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import robots_async as ra
-from robots_async._packed_warnings import PACK_FROM, PackedWarnings
-from robots_async._rules import MAX_WARNINGS, W, WarningRecord
-from robots_async._sizing import retained_size
+from robots_async.core.packed_warnings import PACK_FROM, PackedWarnings
+from robots_async.core.rules import MAX_WARNINGS, W, WarningRecord
+from robots_async.core.sizing import retained_size
 from tests.helpers import HTML_PAGE, bytes_kept_by
 
 CODES = [value for name, value in vars(W).items() if name.isupper()]

@@ -10,8 +10,8 @@ import time
 import pytest
 
 import robots_async as ra
-from robots_async import _prefixes
-from robots_async._prefixes import LiteralPrefixes
+from robots_async.core import prefixes as _prefixes
+from robots_async.core.prefixes import LiteralPrefixes
 from tests.core.test_fast_paths import _brute_parent, _longest_literal
 
 

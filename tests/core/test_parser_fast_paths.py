@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import robots_async as ra
-from robots_async._rules import MAX_WARNINGS
+from robots_async.core.rules import MAX_WARNINGS
 from tests.helpers import parse_chunks, split_at, summary
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from datetime import time
 import pytest
 
 import robots_async as ra
-from robots_async._rules import MAX_CRAWL_DELAY
+from robots_async.core.rules import MAX_CRAWL_DELAY
 
 # --- Groups ------------------------------------------------------------------------------
 

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, NamedTuple
 import pytest
 
 import robots_async as ra
-from robots_async import _compiled
-from robots_async._policy import GOOGLE, PolicyName
-from robots_async._wildcards import SCANS_BEFORE_INDEX
+from robots_async.core import compiled as _compiled
+from robots_async.core.policy import GOOGLE, PolicyName
+from robots_async.core.wildcards import SCANS_BEFORE_INDEX
 from tests.core.test_matcher import applicable_rules, names_any, reference_matches
 
 if TYPE_CHECKING:
-    from robots_async._matcher import Bucket
+    from robots_async.core.matcher import Bucket
 
 POLICIES: tuple[PolicyName, ...] = ("google", "google-reference", "rfc9309")
 ORIGIN = "http://example.com"

@@ -36,7 +36,7 @@ DISALLOW_ALL = b"User-agent: *\nDisallow: /\n"
 RUN_BOUND = 30.0
 #: The wait for a fetch slot counts against TOTAL_TIMEOUT: 200 fetches of DELAY
 #: through 64 slots would outlast it. A slot per origin keeps this a test of
-#: failures and cancellation (queueing: tests/pipeline/test_isolation.py).
+#: failures and cancellation (queueing: tests/checker/test_isolation.py).
 FETCH_SLOTS = ORIGINS
 
 

@@ -12,7 +12,7 @@ import aiohttp
 import pytest
 
 import robots_async as ra
-from robots_async._addresses import is_public as ra_is_public
+from robots_async.fetch.addresses import is_public as ra_is_public
 
 from .conftest import (
     BOMB_SIZE,
@@ -370,7 +370,7 @@ async def test_private_redirect_is_blocked_before_connecting(
 ) -> None:
     """The SSRF guard (default) with a caller's session: blocked-redirect, no request to
     the private target. The entry on 127.0.0.1 is declared public for the test; a
-    loopback target (then "public" too) is covered by tests/pipeline/test_ssrf.py."""
+    loopback target (then "public" too) is covered by tests/fetch/test_ssrf.py."""
     entry = await make_hostile()
     entry.redirect("/robots.txt", target)
     loopback = ipaddress.ip_address("127.0.0.1")

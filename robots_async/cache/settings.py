@@ -1,0 +1,63 @@
+"""Settings of RobotsCache and RobotsChecker, checked at construction."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..core.errors import ConfigurationTypeError
+from ..core.policy import get_policy
+from ..core.validate import agent, integer, number, token
+from ..fetch.policy import FetchPolicy
+
+if TYPE_CHECKING:
+    from ..core.policy import MatchPolicy
+
+__all__ = ["check_cache", "check_checker"]
+
+
+def check_cache(
+    owner: str,
+    *,
+    policy: object,
+    match_policy: object,
+    max_entries: object,
+    max_memory: object,
+    max_concurrent_fetches: object,
+    robots_token: object,
+) -> MatchPolicy:
+    """Check RobotsCache's settings; return the matching policy they name."""
+    if policy is not None and not isinstance(policy, FetchPolicy):
+        raise ConfigurationTypeError(f"{owner}.policy", policy, "None or a FetchPolicy")
+    _check_limits(owner, max_entries, max_memory, max_concurrent_fetches)
+    token(f"{owner}.robots_token", robots_token)
+    return get_policy(match_policy, setting=f"{owner}.match_policy")
+
+
+def check_checker(
+    *,
+    user_agent: object,
+    robots_token: object,
+    policy: object,
+    fetch_policy: object,
+    max_delay: object,
+    max_concurrent_fetches: object,
+    max_entries: object,
+    max_memory: object,
+) -> str:
+    """Check RobotsChecker's settings; return the product token to match with."""
+    owner = "RobotsChecker"
+    derived = agent(f"{owner}.user_agent", user_agent)
+    if robots_token is not None:
+        derived = token(f"{owner}.robots_token", robots_token)
+    get_policy(policy, setting=f"{owner}.policy")
+    if fetch_policy is not None and not isinstance(fetch_policy, FetchPolicy):
+        raise ConfigurationTypeError(f"{owner}.fetch_policy", fetch_policy, "None or a FetchPolicy")
+    number(f"{owner}.max_delay", max_delay)
+    _check_limits(owner, max_entries, max_memory, max_concurrent_fetches)
+    return derived
+
+
+def _check_limits(owner: str, entries: object, memory: object, fetches: object) -> None:
+    integer(f"{owner}.max_entries", entries, minimum=1)
+    integer(f"{owner}.max_memory", memory, minimum=1)
+    integer(f"{owner}.max_concurrent_fetches", fetches, minimum=1)

@@ -1,0 +1,118 @@
+"""Shared-store protocol: robots.txt records that several workers can share.
+
+A record (:class:`StoredRobots`, see ``_records``) is what a worker observed when it
+fetched an origin (status, the headers that matter, the body), never a verdict and
+never a pickle: each reader applies its own policies to it. A *lease* (``SET NX PX``
+in Redis) lets one worker fetch an origin while the others wait. :class:`MemoryStore`
+implements the protocol in-process (for tests and for several caches in one process);
+:class:`SQLiteStore` (``_sqlite``) across the processes of one machine and across
+restarts; ``robots_async.contrib.redis.RedisStore`` across machines. A checker never
+closes a store it is given: use ``async with`` or call ``aclose()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from ..core.errors import StoreError
+from .closing import AsyncClosing
+from .records import StoredRobots
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..core.url import Origin
+
+__all__ = ["Lease", "MemoryStore", "RobotsStore", "StoreSchemaError", "StoredRobots"]
+
+
+class StoreSchemaError(StoreError):
+    """Raised when a store's file or keys were laid out by a newer robots_async (or
+    are not a robots_async store at all): refused when the store is opened, since
+    writing to it could break the crawlers that made it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """The right to fetch one origin for a while; the token proves ownership."""
+
+    origin: Origin
+    token: str
+    expires_at: float
+
+
+@runtime_checkable
+class RobotsStore(Protocol):
+    """Where records are shared. A method that fails raises ``robots_async.StoreError``
+    (``InvalidRecordError`` for a record that does not conform); the cache then
+    carries on with its own fetch. The cache bounds every call with a timeout.
+
+    Optional: a ``retry_failures`` attribute that is True when failures may be
+    transient (a Redis Cluster failing over); the cache then retries the store for up
+    to 5 s before fetching by itself, so the fleet still fetches each origin once."""
+
+    async def get(self, origin: Origin) -> StoredRobots | None:
+        """The record for ``origin``, or None."""
+        ...
+
+    async def put(self, origin: Origin, record: StoredRobots) -> None:
+        """Store ``record``, replacing the previous one; it may be dropped once it is
+        of no use (older than any policy's stale_max_age)."""
+        ...
+
+    async def acquire(self, origin: Origin, ttl: float) -> Lease | None:
+        """Take the fetch lease for ``origin`` for ``ttl`` seconds; None if it is held."""
+        ...
+
+    async def release(self, lease: Lease) -> bool:
+        """Give a lease back; False if it had expired or belongs to someone else."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...
+
+
+class MemoryStore(AsyncClosing):
+    """:class:`RobotsStore` in this process: a dict of records and of leases."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        self._records: dict[Origin, StoredRobots] = {}
+        self._leases: dict[Origin, Lease] = {}
+        self._clock = clock
+        self._lock = asyncio.Lock()
+
+    async def get(self, origin: Origin) -> StoredRobots | None:
+        """The record for ``origin``, or None."""
+        return self._records.get(origin)
+
+    async def put(self, origin: Origin, record: StoredRobots) -> None:
+        """Store ``record``."""
+        self._records[origin] = record
+
+    async def acquire(self, origin: Origin, ttl: float) -> Lease | None:
+        """Take the lease unless another unexpired one is held."""
+        async with self._lock:
+            now = self._clock()
+            held = self._leases.get(origin)
+            if held is not None and held.expires_at > now:
+                return None
+            lease = Lease(origin, secrets.token_hex(16), now + ttl)
+            self._leases[origin] = lease
+            return lease
+
+    async def release(self, lease: Lease) -> bool:
+        """Release ``lease`` only if it is still the one held (token check)."""
+        async with self._lock:
+            held = self._leases.get(lease.origin)
+            if held is None or held.token != lease.token:
+                return False
+            del self._leases[lease.origin]
+            return held.expires_at > self._clock()
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
