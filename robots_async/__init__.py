@@ -109,7 +109,7 @@ logging.getLogger("robots_async").addHandler(logging.NullHandler())
 def __getattr__(name: str) -> Any:
     # aiohttp is imported when the fetcher is first asked for, not with the package.
     if name in ("AiohttpFetcher", "Fetcher"):
-        from .fetch import fetcher
+        from .fetch import fetcher as _fetcher
 
-        return getattr(fetcher, name)
+        return getattr(_fetcher, name)
     raise AttributeError(f"module 'robots_async' has no attribute {name!r}")

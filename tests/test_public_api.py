@@ -92,3 +92,43 @@ def test_callables_list_is_not_empty() -> None:
 def test_version_matches_metadata() -> None:
     """__version__ is the installed distribution's version."""
     assert ra.__version__ == importlib.metadata.version("robots-async")
+
+
+#: The public modules and their __all__, written out: a name added, removed or renamed
+#: is a change users see and must show up here (and in CHANGELOG.md). Private modules
+#: (the layer packages core/, fetch/, cache/, checker/) may move freely.
+PINNED_ALL = {
+    "robots_async": [
+        "AiohttpFetcher", "CacheEntry", "CacheStats", "CheckerStats", "CleanParam",
+        "ClosedError", "ConfigurationError", "ConfigurationTypeError", "DEFAULT_MAX_BYTES",
+        "Decision", "EventLoopError", "FIRST_MATCH", "FetchOutcome", "FetchPolicy",
+        "FetchPolicyName", "Fetcher", "GOOGLE", "GOOGLE_REFERENCE", "Group",
+        "InvalidRecordError", "InvalidURLError", "InvalidUserAgentError", "Lease",
+        "MAX_LINE_BYTES", "MatchPolicy", "MemoryStore", "Origin", "ParseWarning",
+        "PolicyName", "RFC9309", "RequestRate", "Resolution", "RobotsCache", "RobotsChecker",
+        "RobotsError", "RobotsParser", "RobotsStore", "RobotsTxt", "Rule", "SQLiteStore",
+        "StoreError", "StoreSchemaError", "StoredRobots", "UsagePreferences", "UsageRule",
+        "Verdict", "VisitTime", "__version__", "combine_usage", "is_valid_token", "parse",
+        "product_token", "request_target", "require_token", "robots_url",
+        "usage_from_header",
+    ],
+    "robots_async.contrib.aiohttp": [
+        "DisallowedError", "RobotsMiddleware", "UsageRefusedError", "content_usage",
+    ],
+    "robots_async.contrib.scrapy": [
+        "SETTINGS", "ConfigurationError", "ConfigurationTypeError", "RobotParser",
+        "RobotsTxtMiddleware", "ScrapyConfig", "ScrapyFetcher", "Setting",
+        "classify_scrapy_error", "fetch_policy_from", "read_settings",
+    ],
+    "robots_async.contrib.redis": ["RedisStore"],
+    "robots_async.cli": ["build_parser", "main"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("module", sorted(PINNED_ALL))
+def test_public_module_all_is_pinned(module: str) -> None:
+    """Each public module exports exactly the pinned names, and each one resolves."""
+    imported = importlib.import_module(module)
+    assert sorted(imported.__all__) == sorted(PINNED_ALL[module])
+    for name in imported.__all__:
+        assert hasattr(imported, name), f"{module}.{name}"
