@@ -95,10 +95,10 @@ def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
     stack: list[str] = []
     on_stack: set[str] = set()
     circles: list[list[str]] = []
-    for root in graph:
+    for root, children_of_root in graph.items():
         if root in index:
             continue
-        work = [(root, iter(sorted(graph[root])))]
+        work = [(root, iter(sorted(children_of_root)))]
         index[root] = low[root] = len(index)
         stack.append(root)
         on_stack.add(root)
@@ -211,7 +211,8 @@ def test_importing_the_package_loads_no_http_stack() -> None:
     """import robots_async loads neither aiohttp nor scrapy nor httpx."""
     code = (
         "import robots_async, sys; "
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('aiohttp', 'scrapy', 'httpx')); "
+        "bad = sorted(m for m in sys.modules "
+        "if m.split('.')[0] in ('aiohttp', 'scrapy', 'httpx')); "
         "assert not bad, bad"
     )
     result = subprocess.run(

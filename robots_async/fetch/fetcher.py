@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import zlib
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import aiohttp
@@ -26,12 +27,13 @@ from ..core.errors import ClosedError, ConfigurationError
 from ..core.parser import RobotsParser
 from ..core.policy import get_policy
 from .addresses import ip_or_none, is_public, legacy_ipv4
+from .codings import StackDecoder, plan
 from .http import RedirectChain, is_redirect
 from .policy import FetchPolicy
 from .resolver import GUARD, LOCAL_ERRNOS, BlockedAddressError, GuardedResolver, HopGuard
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Iterable, Iterator, Mapping
 
     from aiohttp.abc import AbstractResolver
 
@@ -211,7 +213,14 @@ class AiohttpFetcher:
         status, headers = response.status, response.headers
         if not 200 <= status < 300:
             return chain.outcome(elapsed, status, headers=headers)
-        robots, seen, truncated, body = await self._read(response, keep_body)
+        coding = plan(headers.getall("Content-Encoding", ()))
+        if coding.action == "refuse":
+            # Bytes nobody can decode are not robots.txt text: fail closed (RFC 9309
+            # §2.3.1.4 treats an unreadable file as unreachable), never "allow all".
+            response.close()
+            return chain.outcome(elapsed, status, error="protocol", detail=coding.reason)
+        decoder = StackDecoder(coding.codings) if coding.action == "decode" else None
+        robots, seen, truncated, body = await self._read(response, keep_body, decoder)
         return chain.outcome(
             asyncio.get_running_loop().time() - started,
             status,
@@ -223,21 +232,35 @@ class AiohttpFetcher:
         )
 
     async def _read(
-        self, response: aiohttp.ClientResponse, keep_body: bool
+        self, response: aiohttp.ClientResponse, keep_body: bool, decoder: StackDecoder | None
     ) -> tuple[RobotsTxt, int, bool, bytes | None]:
         """Stream the decoded body into the parser; stop at max_bytes."""
         limit: int | None = self._policy.max_bytes  # None: no limit (RobotsParser's too)
         parser = RobotsParser(self._match_policy, max_bytes=limit)
         kept = bytearray()
-        async for chunk in response.content.iter_chunked(_CHUNK):
-            parser.feed(chunk)
-            if keep_body and (limit is None or len(kept) < limit):
-                kept += chunk if limit is None else chunk[: limit - len(kept)]
-            if parser.truncated:
-                # Content after the limit is ignored (RFC 9309 §2.5): drop the
-                # connection rather than download the rest.
-                response.close()
-                break
+
+        def take(pieces: Iterable[bytes]) -> bool:
+            """Feed decoded pieces; True once the limit is reached."""
+            for piece in pieces:
+                parser.feed(piece)
+                if keep_body and (limit is None or len(kept) < limit):
+                    kept.extend(piece if limit is None else piece[: limit - len(kept)])
+                if parser.truncated:
+                    return True
+            return False
+
+        try:
+            async for chunk in response.content.iter_chunked(_CHUNK):
+                if take(decoder.feed(chunk) if decoder is not None else (chunk,)):
+                    # Content after the limit is ignored (RFC 9309 §2.5): drop the
+                    # connection rather than download (or decompress) the rest.
+                    response.close()
+                    break
+            else:
+                if decoder is not None:
+                    take(decoder.flush())
+        except zlib.error as exc:
+            raise aiohttp.ClientPayloadError(f"bad content encoding: {exc}") from exc
         body = bytes(kept) if keep_body else None
         return parser.close(), parser.bytes_seen, parser.truncated, body
 

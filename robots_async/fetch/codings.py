@@ -1,0 +1,146 @@
+"""Content codings aiohttp leaves undone: stacks (``gzip, deflate``) and ``x-gzip``.
+
+aiohttp decodes a response only when its first ``Content-Encoding`` value is exactly
+one coding it knows; ``gzip, deflate`` (RFC 9110 §8.4: applied in that order) reaches
+the reader still compressed, and those bytes parsed as robots.txt read as an empty
+file: allow all. :func:`plan` says, from every ``Content-Encoding`` value of a
+response, whether aiohttp's body is text, needs decoding here, or cannot be read (the
+fetch then fails closed, as a protocol error). :class:`StackDecoder` removes the
+codings last-applied first, each step bounded, so a bomb stacked in layers still stops
+at the parser's byte limit.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Literal
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+__all__ = ["CodingPlan", "StackDecoder", "plan"]
+
+#: Codings aiohttp decodes itself when one is the whole header value.
+_AIOHTTP_DECODES: Final = frozenset({"gzip", "deflate", "br", "zstd"})
+#: Codings this module decodes (a stack of them, or one aiohttp does not know).
+_DECODED_HERE: Final = frozenset({"gzip", "x-gzip", "deflate"})
+#: Codings that mean "not compressed", and values seen in the wild from servers that
+#: mislabel plain text (``Content-Encoding: utf-8``); their bodies are read as they are.
+_NOT_COMPRESSION: Final = frozenset({"identity", "", "none", "utf-8", "utf8", "text", "binary"})
+#: Compression codings nobody decodes here: the body cannot be read.
+_UNREADABLE: Final = frozenset({"compress", "x-compress", "br", "zstd", "exi", "pack200-gzip"})
+#: Output bound of one decompression step (bytes); a bomb expands one step at a time.
+_STEP = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class CodingPlan:
+    """How to read a response body given its ``Content-Encoding`` values."""
+
+    #: "as-is": aiohttp's bytes are the text (decoded by it, or never encoded);
+    #: "decode": run them through :class:`StackDecoder` (``codings`` in applied order);
+    #: "refuse": they cannot be read (``reason`` says why).
+    action: Literal["as-is", "decode", "refuse"]
+    codings: tuple[str, ...] = ()
+    reason: str = ""
+
+
+def plan(values: Iterable[str]) -> CodingPlan:
+    """The plan for a response whose ``Content-Encoding`` header lines are ``values``."""
+    lines = list(values)
+    codings = tuple(
+        token
+        for line in lines
+        for token in (part.strip().lower() for part in line.split(","))
+        if token not in _NOT_COMPRESSION
+    )
+    if not codings:
+        return CodingPlan("as-is")
+    first_line = lines[0].strip().lower() if lines[0].isascii() else ""
+    aiohttp_decoded = first_line in _AIOHTTP_DECODES
+    if aiohttp_decoded and len(codings) == 1:
+        return CodingPlan("as-is")
+    if aiohttp_decoded:
+        # aiohttp already undid the first-applied coding before the later ones: the
+        # order is wrong and the bytes are lost. Fail closed.
+        return CodingPlan("refuse", codings, f"content codings {', '.join(codings)} split "
+                          "over several header lines")  # fmt: skip
+    unknown = [c for c in codings if c not in _DECODED_HERE]
+    if not unknown:
+        return CodingPlan("decode", codings)
+    unreadable = [c for c in unknown if c in _UNREADABLE or len(codings) > 1]
+    if unreadable:
+        return CodingPlan("refuse", codings, f"content coding {unreadable[0]!r} not supported")
+    # One unknown token that names no compression (``Content-Encoding: latin-1``): a
+    # mislabelled plain body, read as it is rather than refused.
+    return CodingPlan("as-is")
+
+
+class StackDecoder:
+    """Removes a stack of gzip/deflate codings, last-applied first, in bounded steps."""
+
+    def __init__(self, codings: tuple[str, ...]) -> None:
+        # Decoders in the order they run: the last coding applied is removed first.
+        self._stages = [_Stage(coding) for coding in reversed(codings)]
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        """Decoded pieces of at most ``_STEP`` bytes each for ``data``; stop iterating
+        whenever enough was read (the rest of the input is then never expanded)."""
+        return self._through(0, data)
+
+    def flush(self) -> Iterator[bytes]:
+        """What remains once the input has ended; raises zlib.error on a cut stream."""
+        for index, stage in enumerate(self._stages):
+            yield from self._through(index + 1, stage.flush())
+
+    def _through(self, index: int, data: bytes) -> Iterator[bytes]:
+        if index == len(self._stages):
+            if data:
+                yield data
+            return
+        for piece in self._stages[index].decode(data):
+            yield from self._through(index + 1, piece)
+
+
+class _Stage:
+    """One zlib decoder with bounded output per call."""
+
+    def __init__(self, coding: str) -> None:
+        self._coding = coding
+        self._decoder: zlib._Decompress | None = None
+        self._pending = b""
+
+    def _start(self, data: bytes) -> zlib._Decompress:
+        if self._coding == "deflate":
+            # RFC 9110 §8.4.1.2 says zlib-wrapped; many servers send raw deflate, which
+            # browsers (and aiohttp) also accept: the first byte tells them apart.
+            wrapped = (data[0] & 0x0F) == 8 and (data[0] << 8 | data[1]) % 31 == 0
+            return zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+
+    def decode(self, data: bytes) -> Iterator[bytes]:
+        """Decoded pieces of ``data``, each at most ``_STEP`` bytes."""
+        if self._decoder is None:
+            self._pending += data
+            if len(self._pending) < 2:
+                return
+            data, self._pending = self._pending, b""
+            self._decoder = self._start(data)
+        while data:
+            piece = self._decoder.decompress(data, _STEP)
+            data = self._decoder.unconsumed_tail
+            if piece:
+                yield piece
+            if self._decoder.eof:
+                return  # trailing bytes after the stream end are ignored, as browsers do
+
+    def flush(self) -> bytes:
+        """The decoder's remaining output (empty once its stream has ended)."""
+        if self._decoder is None:
+            if self._pending:
+                raise zlib.error(f"{self._coding} stream cut short")
+            return b""
+        if not self._decoder.eof:
+            raise zlib.error(f"{self._coding} stream cut short")
+        return self._decoder.flush()

@@ -1,0 +1,195 @@
+"""Stacked and unusual content codings: decoded in order, or the fetch fails closed;
+compressed bytes are never parsed as robots.txt text (issue 26, item 6)."""
+
+from __future__ import annotations
+
+import gzip
+import random
+import zlib
+from typing import TYPE_CHECKING
+
+import pytest
+from aiohttp import web
+from multidict import CIMultiDict
+
+from robots_async.fetch.codings import StackDecoder, plan
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import robots_async as ra
+
+    from .conftest import Server
+
+RULES = b"User-agent: *\nDisallow: /private\n"
+LIMIT = 512_000
+
+
+def deflate(data: bytes) -> bytes:
+    """zlib-wrapped deflate (RFC 9110 §8.4.1.2)."""
+    return zlib.compress(data)
+
+
+def raw_deflate(data: bytes) -> bytes:
+    """Raw deflate without the zlib wrapper, as many servers send it."""
+    packer = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    return packer.compress(data) + packer.flush()
+
+
+@pytest.mark.parametrize(
+    ("values", "action", "codings"),
+    [
+        ([], "as-is", ()),
+        (["identity"], "as-is", ()),
+        (["gzip"], "as-is", ()),  # aiohttp decodes a single known coding itself
+        (["br"], "as-is", ()),
+        (["gzip, deflate"], "decode", ("gzip", "deflate")),
+        (["GZIP , Deflate"], "decode", ("gzip", "deflate")),
+        (["x-gzip"], "decode", ("x-gzip",)),
+        (["gzip, identity"], "decode", ("gzip",)),
+        (["gzip", "deflate"], "refuse", ("gzip", "deflate")),  # aiohttp undid gzip first
+        (["compress"], "refuse", ("compress",)),
+        (["gzip, br"], "refuse", ("gzip", "br")),
+        (["x-custom, gzip"], "refuse", ("x-custom", "gzip")),
+        (["utf-8"], "as-is", ()),  # a mislabelled plain body
+        (["latin-1"], "as-is", ()),
+    ],
+)
+def test_plan(values: list[str], action: str, codings: tuple[str, ...]) -> None:
+    """Which bodies are read as they are, decoded here, or refused."""
+    result = plan(values)
+    assert (result.action, result.codings if action != "as-is" else ()) == (action, codings)
+    assert bool(result.reason) == (action == "refuse")
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_stack_decoder_round_trip_in_any_chunking(seed: int) -> None:
+    """Any stack of gzip/deflate codings, fed in random chunks, gives the body back."""
+    rng = random.Random(seed)
+    body = bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 3000))) + RULES * 50
+    codings = [rng.choice(["gzip", "x-gzip", "deflate"]) for _ in range(rng.randint(1, 3))]
+    data = body
+    for coding in codings:  # applied in listed order (RFC 9110 §8.4)
+        if coding == "deflate":
+            data = deflate(data) if rng.random() < 0.5 else raw_deflate(data)
+        else:
+            data = gzip.compress(data)
+    decoder = StackDecoder(tuple(codings))
+    out = bytearray()
+    position = 0
+    while position < len(data):
+        step = rng.randint(1, 700)
+        for piece in decoder.feed(data[position : position + step]):
+            out += piece
+        position += step
+    for piece in decoder.flush():
+        out += piece
+    assert bytes(out) == body
+
+
+def test_stack_decoder_refuses_a_cut_stream() -> None:
+    """A stream that ends early is an error, not a short file."""
+    data = deflate(gzip.compress(RULES * 100))
+    decoder = StackDecoder(("gzip", "deflate"))
+    list(decoder.feed(data[: len(data) // 2]))
+    with pytest.raises(zlib.error):
+        list(decoder.flush())
+
+
+def test_stack_decoder_output_is_bounded_per_step() -> None:
+    """A layered bomb expands one bounded piece at a time: the reader can stop early."""
+    packer = zlib.compressobj()
+    inner = packer.compress(b"\0" * (64 * 1024 * 1024)) + packer.flush()
+    bomb = gzip.compress(inner)
+    decoder = StackDecoder(("deflate", "gzip"))
+    seen = 0
+    for piece in decoder.feed(bomb):
+        assert len(piece) <= 64 * 1024
+        seen += len(piece)
+        if seen > 600_000:
+            break
+    assert seen > 600_000
+
+
+def serve_encoded(server: Server, body: bytes, *encodings: str) -> None:
+    """Serve ``body`` as robots.txt with each of ``encodings`` as its own header line."""
+    headers: CIMultiDict[str] = CIMultiDict()
+    for value in encodings:
+        headers.add("Content-Encoding", value)
+
+    async def handler(_: web.Request) -> web.StreamResponse:
+        return web.Response(body=body, headers=headers)
+
+    server.route("/robots.txt", handler)
+
+
+async def test_stacked_codings_are_decoded_in_order(
+    server: Server, make_fetcher: Callable[..., ra.AiohttpFetcher]
+) -> None:
+    """``gzip, deflate``: deflate removed first, then gzip; the rules apply."""
+    serve_encoded(server, deflate(gzip.compress(RULES)), "gzip, deflate")
+    outcome = await make_fetcher().fetch(server.url("/robots.txt"))
+    assert outcome.error is None
+    assert outcome.robots is not None
+    assert not outcome.robots.allowed(server.url("/private/x"), user_agent="AnyBot")
+    assert outcome.robots.allowed(server.url("/public"), user_agent="AnyBot")
+
+
+async def test_x_gzip_alone_is_decoded(
+    server: Server, make_fetcher: Callable[..., ra.AiohttpFetcher]
+) -> None:
+    """``x-gzip`` (RFC 9110 §8.4.1.3 alias) is gzip; aiohttp leaves it to us."""
+    serve_encoded(server, gzip.compress(RULES), "x-gzip")
+    outcome = await make_fetcher().fetch(server.url("/robots.txt"))
+    assert outcome.robots is not None
+    assert not outcome.robots.allowed(server.url("/private/x"), user_agent="AnyBot")
+
+
+@pytest.mark.parametrize(
+    ("encodings", "body"),
+    [
+        (("gzip", "deflate"), deflate(gzip.compress(RULES))),  # split over two lines
+        (("compress",), b"\x1f\x9d" + RULES),
+        (("gzip, br",), gzip.compress(RULES)),
+        (("gzip, deflate",), deflate(gzip.compress(RULES))[:20]),  # cut short
+        (("gzip, deflate",), b"plainly not compressed at all"),
+    ],
+    ids=["two-lines", "compress", "br-in-stack", "cut", "garbage"],
+)
+async def test_unreadable_codings_fail_closed(
+    server: Server,
+    make_fetcher: Callable[..., ra.AiohttpFetcher],
+    encodings: tuple[str, ...],
+    body: bytes,
+) -> None:
+    """A body nobody can decode is a protocol error (unreachable: disallow), never
+    an empty file (allow all)."""
+    serve_encoded(server, body, *encodings)
+    outcome = await make_fetcher().fetch(server.url("/robots.txt"))
+    assert outcome.error == "protocol"
+    assert outcome.robots is None
+    assert outcome.category == "unreachable"
+
+
+async def test_stacked_bomb_stops_at_the_limit(
+    server: Server, make_fetcher: Callable[..., ra.AiohttpFetcher]
+) -> None:
+    """64 MiB of zeros under two codings: decoding stops at max_bytes."""
+    packer = zlib.compressobj()
+    inner = gzip.compress(b"\0" * (64 * 1024 * 1024), compresslevel=1)
+    body = packer.compress(inner) + packer.flush()
+    serve_encoded(server, body, "gzip, deflate")
+    outcome = await make_fetcher().fetch(server.url("/robots.txt"))
+    assert outcome.error is None
+    assert outcome.truncated
+    assert outcome.bytes_read == LIMIT
+
+
+async def test_mislabelled_plain_body_is_read(
+    server: Server, make_fetcher: Callable[..., ra.AiohttpFetcher]
+) -> None:
+    """``Content-Encoding: utf-8`` on a plain body (a common misconfiguration)."""
+    serve_encoded(server, RULES, "utf-8")
+    outcome = await make_fetcher().fetch(server.url("/robots.txt"))
+    assert outcome.robots is not None
+    assert not outcome.robots.allowed(server.url("/private/x"), user_agent="AnyBot")
