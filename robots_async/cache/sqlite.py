@@ -33,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.errors import StoreError
+from ..fetch.deadline import within
 from .closing import AsyncClosing
 from .records import decode, encode
 from .store import Lease, StoredRobots, StoreSchemaError
@@ -164,7 +165,8 @@ class SQLiteStore(AsyncClosing):
         loop = asyncio.get_running_loop()
         closing = loop.run_in_executor(self._executor, self._close)
         try:
-            await asyncio.wait_for(closing, self._timeout)
+            async with within(self._timeout):
+                await closing
         except asyncio.TimeoutError:
             logger.warning(
                 "robots store %s: closing took more than %g s", self._path, self._timeout
@@ -186,7 +188,8 @@ class SQLiteStore(AsyncClosing):
         future = loop.run_in_executor(self._executor, self._in_thread, deadline, job, args)
         try:
             # A little grace: the job's own busy timeout (the time left) fires first.
-            return await asyncio.wait_for(future, self._timeout + 0.5)
+            async with within(self._timeout + 0.5):
+                return await future
         except asyncio.TimeoutError as exc:
             raise StoreError(f"sqlite: no answer within {self._timeout:g} s") from exc
 

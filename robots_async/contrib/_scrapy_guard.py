@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..fetch.addresses import ip_or_none
+from ..fetch.deadline import within
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -110,9 +111,8 @@ async def _addresses(host: str, timeout: float) -> list[IPAddress]:
         return [literal]
     loop = asyncio.get_running_loop()
     try:
-        infos = await asyncio.wait_for(
-            loop.getaddrinfo(host, None, type=socket.SOCK_STREAM), max(timeout, 0.1)
-        )
+        async with within(max(timeout, 0.1)):
+            infos = await loop.getaddrinfo(host, None, type=socket.SOCK_STREAM)
     except (OSError, asyncio.TimeoutError):
         return []
     found = (ip_or_none(str(info[4][0])) for info in infos)
@@ -133,7 +133,8 @@ async def reactor_addresses(host: str, timeout: float) -> list[IPAddress] | None
     done: Deferred[list[IPAddress]] = Deferred()
     reactor.nameResolver.resolveHostName(_Receiver(done), host)
     try:
-        return await asyncio.wait_for(done.asFuture(asyncio.get_running_loop()), max(timeout, 0.1))
+        async with within(max(timeout, 0.1)):
+            return await done.asFuture(asyncio.get_running_loop())
     except asyncio.TimeoutError:
         return []
 

@@ -45,6 +45,7 @@ from ..cache.closing import AsyncClosing
 from ..cache.records import decode, encode
 from ..cache.store import Lease, StoredRobots
 from ..core.errors import StoreError, _shown
+from ..fetch.deadline import within
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -177,7 +178,8 @@ class RedisStore(AsyncClosing):
         task = asyncio.ensure_future(self._limited(command))
         task.add_done_callback(_retrieved)
         try:
-            return await asyncio.wait_for(task, self._timeout)
+            async with within(self._timeout):
+                return await _owned(task)
         except asyncio.TimeoutError as exc:
             self._rediscover()
             raise StoreError(f"redis: no answer within {self._timeout:g} s") from exc
@@ -244,6 +246,19 @@ def _client_options(client: aioredis.Redis | RedisCluster) -> dict[str, Any]:
         return dict(client.get_connection_kwargs())
     pool = client.connection_pool
     return {**pool.connection_kwargs, "max_connections": pool.max_connections}
+
+
+async def _owned(task: asyncio.Future[Any]) -> Any:
+    """Await ``task``, cancelling it when the caller is cancelled (or times out).
+
+    Through a shield, so the caller's CancelledError is its own: redis-py may turn
+    the task's cancellation into a RedisError, which must not replace it.
+    """
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
 
 
 def _retrieved(task: asyncio.Future[Any]) -> None:

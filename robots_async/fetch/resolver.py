@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from aiohttp.abc import AbstractResolver
 
 from .addresses import ip_or_none, is_public
+from .deadline import within
 
 if TYPE_CHECKING:
     from aiohttp.abc import ResolveResult
@@ -98,7 +99,8 @@ class GuardedResolver(AbstractResolver):
         try:
             if timeout <= 0:
                 raise asyncio.TimeoutError
-            answers = await asyncio.wait_for(self._inner.resolve(host, port, family), timeout)
+            async with within(timeout):
+                answers = await self._inner.resolve(host, port, family)
         except asyncio.TimeoutError:
             # An OSError with errno None: aiohttp reports it as a DNS failure.
             raise OSError(None, f"lookup of {host!r} took more than {timeout:.1f} s") from None
