@@ -23,7 +23,7 @@ connections, or descriptors above the baseline) and peak memory against its boun
 - pacing: Crawl-delay on 100,000 origins; the cost of one wait() at 1,000 and at
   100,000 paced origins (no network: an instant fetcher).
 
-Targets: healthy checks < 2 s, no wrong verdict, sockets <= 96 (the lanes' cap),
+Targets: healthy checks < 2 s, no wrong verdict, sockets <= the lanes' cap (64 fast + up to 512 slow),
 memory <= 1.25x the bound, wait() flat in the number of origins. Runtime ~1 min.
 """
 

@@ -7,14 +7,13 @@ short timeout retried still gets an answer; :meth:`RobotsCache.aclose` turns it
 into :class:`ClosedError` in every waiter. Expiry, error back-off and the last good
 copy live in the entries, because they differ per origin and per outcome.
 
-Isolation (``_lanes``): only the network fetch holds a slot, never the wait for a
-shared-store lease. It starts in a fast lane of ``max_concurrent_fetches`` slots
-and, still running after ``SLOW_AFTER`` (1 s), moves to a slow lane of half that
-size, or is cut short when that is full. The wait for a slot counts against the
-fetch's deadline (``total_timeout``); under congestion the newest waiter goes
-first. A fetch refused by these limits resolves as a "local-limit" outcome: our
-limit, not the site's verdict, retried soon. Robots.txt sockets are bounded by
-``max_concurrent_fetches * 3 // 2``.
+Isolation (``fetch/lanes``): only the network fetch holds a slot, never the wait for
+a shared-store lease. It starts in a fast lane of ``max_concurrent_fetches`` slots and,
+still running after ``SLOW_AFTER`` (1 s), moves to a larger slow lane; with that full it
+is queued for a slow slot instead of being cut. No limit of ours answers for a site:
+waiting for a slot is bounded by the caller's own deadline, and a fetch ends only by
+its answer or its own ``total_timeout`` (from its start). Robots.txt sockets are
+bounded by the two lanes together (``RobotsCache.lanes.capacity``).
 
 Memory (``max_memory``): an entry is sized once its match index for the checker's
 token is built, with an estimate calibrated by tracemalloc (bench/isolation.py);
@@ -46,7 +45,7 @@ from ..core.parser import RobotsParser
 from ..core.robots import RobotsTxt
 from ..core.sizing import retained_size
 from ..fetch.http import max_age, retry_after
-from ..fetch.lanes import FetchLanes
+from ..fetch.lanes import FetchLanes, slow_lane_size
 from ..fetch.outcome import FetchOutcome, Validators
 from ..fetch.policy import FetchPolicy, Resolution, Source
 from .records import (
@@ -86,11 +85,7 @@ _ENTRY_OVERHEAD = 1776
 #: timeout (same length, started a little later) normally fires first.
 _DEADLINE_GRACE = 0.25
 _NEVER = float("inf")
-_REFUSALS = {
-    "no-slot": "no fetch slot free before the deadline",
-    "slow-lane-full": "still running after the slow threshold with the slow lane full",
-    "deadline": "still running at the deadline (time spent waiting for a slot included)",
-}
+_OVERRAN = "still running at its deadline (total_timeout from its start)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +217,7 @@ class RobotsCache:
         # costs about half a dict item's (16 vs 32 ns).
         self._hits = 0
         self._stale_served = 0
-        self._lanes = FetchLanes(max_concurrent_fetches, max(1, max_concurrent_fetches // 2))
+        self._lanes = FetchLanes(max_concurrent_fetches, slow_lane_size(max_concurrent_fetches))
         self._parsed: OrderedDict[str, RobotsTxt] = OrderedDict()
         # Single flight: one fetch task per origin, awaited through a shield. Our own
         # map rather than async-lru's: that cancels the fetch with its last waiter,
@@ -392,16 +387,17 @@ class RobotsCache:
         url = origin.robots_url
         loop = asyncio.get_running_loop()
         started = loop.time()
-        # Only the network fetch holds a lane slot; its wait for one counts against
-        # its deadline, with a little grace so the fetcher's own timeout fires first.
-        deadline = started + self._policy.total_timeout + _DEADLINE_GRACE
         fetch = partial(self._fetcher.fetch, url, keep_body=keep_body)
         validators = self._validators(previous)
         if validators is not None:
             fetch = partial(fetch, validators=validators)
-        result = await self._lanes.run(fetch, deadline)
+        # Only the network fetch holds a lane slot. Waiting for one has no deadline of
+        # ours (the caller's own bounds it: back-pressure, never a made-up verdict);
+        # the fetch's deadline runs from its start, with a little grace so that the
+        # fetcher's own timeout fires first.
+        result = await self._lanes.run(fetch, self._policy.total_timeout + _DEADLINE_GRACE)
         if isinstance(result, str):
-            outcome = _local_limit(url, result, loop.time() - started)
+            outcome = _overran(url, loop.time() - started)
         else:
             outcome = result
         if outcome.error == "local-limit":
@@ -929,11 +925,9 @@ def _bytes_size(body: bytes | None) -> int:
     return 0 if body is None else 33 + len(body)  # sys.getsizeof(b"") == 33
 
 
-def _local_limit(url: str, refusal: str, elapsed: float) -> FetchOutcome:
-    """The outcome of a fetch our own limits refused: not the site's verdict."""
-    return FetchOutcome(
-        url, url, None, error="local-limit", error_detail=_REFUSALS[refusal], elapsed=elapsed
-    )
+def _overran(url: str, elapsed: float) -> FetchOutcome:
+    """A fetch still running at its own deadline: the site did not answer in time."""
+    return FetchOutcome(url, url, None, error="timeout", error_detail=_OVERRAN, elapsed=elapsed)
 
 
 def _applied(resolution: Resolution) -> str:
