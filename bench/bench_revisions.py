@@ -9,12 +9,15 @@ and the median and interquartile range of the ratios are printed (machines here
 are noisy: sequential A-then-B timing swings a ratio by 2x). A ratio above 1 means
 HEAD is faster. Used to show that a change costs nothing on the hot paths, e.g.
 that files without ``Content-Usage`` lines parse no slower than before the rule
-existed (``python bench/bench_revisions.py f36e894 4a10ee3``).
+existed (``python bench/bench_revisions.py f36e894 4a10ee3``). "cached check" times
+``await checker.allowed(url)`` on origins already cached (an in-memory fetcher), in a
+shuffled order, one event loop for both revisions.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import io
 import random
@@ -105,9 +108,11 @@ def _forget_shared() -> None:
     """Drop the compiled buckets any loaded revision shares between files with the same
     rules, so that a batch timed again compiles again (revisions without it: no-op)."""
     for name in ("robots_async_base", "robots_async_head"):
-        shared = sys.modules.get(f"{name}._compiled")
-        if shared is not None:
-            shared.forget_shared()
+        # robots_async/_compiled.py before the layout change, core/compiled.py after.
+        for module in (f"{name}._compiled", f"{name}.core.compiled"):
+            shared = sys.modules.get(module)
+            if shared is not None:
+                shared.forget_shared()
 
 
 def summary(name: str, ratios: list[float]) -> str:
@@ -164,19 +169,72 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run
 
+        loop = asyncio.new_event_loop()
+        checkers = {id(m): loop.run_until_complete(_warm_checker(m, files)) for m in (base, head)}
+
+        def cached_check_with(module: Any) -> Callable[[int], object]:
+            checker, urls = checkers[id(module)]
+            per_batch = len(urls) // count
+
+            async def ask(batch: list[str]) -> None:
+                for url in batch:
+                    await checker.allowed(url)
+
+            def run(batch: int) -> object:
+                return loop.run_until_complete(
+                    ask(urls[batch * per_batch : (batch + 1) * per_batch])
+                )
+
+            return run
+
         count = len(batches)
         print(f"BASE {args.base}  HEAD {args.head or 'working tree'}  {len(files)} files")
         for name, make in (
             ("parse", parse_with),
             ("match", match_with),
             ("one-shot", one_shot_with),
+            ("cached check", cached_check_with),
         ):
             # Warm both (imports, first-question indexes) before timing.
             for batch in range(count):
                 make(base)(batch)
                 make(head)(batch)
             print(summary(name, paired(make(base), make(head), count, args.rounds)))
+        for checker, _ in checkers.values():
+            loop.run_until_complete(checker.aclose())
+        loop.close()
     return 0
+
+
+async def _warm_checker(module: Any, files: Sequence[tuple[str, bytes]]) -> tuple[Any, list[str]]:
+    """A RobotsChecker of ``module`` with one cached origin per corpus file (answered at
+    once by an in-memory fetcher), and 20 URLs on each of those origins."""
+    bodies = [body for _, body in files]
+
+    class Instant:
+        def __init__(self) -> None:
+            self.n = 0
+
+        async def fetch(self, url: str, *, keep_body: bool = False) -> Any:
+            body = bodies[self.n % len(bodies)]
+            self.n += 1
+            return module.FetchOutcome(url, url, 200, robots=module.parse(body))
+
+        async def aclose(self) -> None:
+            """Nothing to release."""
+
+    checker = module.RobotsChecker(
+        "BenchBot/1.0", fetcher=Instant(), max_entries=len(files) * 2, max_memory=2**40
+    )
+    rng = random.Random(11)
+    paths = ["/", "/a/b.html", "/search?q=x", "/wp-admin/x.php", "/private/p", "/cart"]
+    urls = [
+        f"https://h{i}.example{rng.choice(paths)}" for i in range(len(files)) for _ in range(20)
+    ]
+    for url in urls:
+        await checker.allowed(url)
+    rng.shuffle(urls)
+    return checker, urls
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import pytest
 from aiohttp import web
 
 import robots_async as ra
-from robots_async.cache.cache import _Unused
+from robots_async.cache.table import _Unused
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

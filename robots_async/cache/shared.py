@@ -1,0 +1,273 @@
+"""The shared-store protocol: one fetch per origin across a fleet.
+
+A fresh record is used as is; otherwise one worker takes the origin's lease and
+fetches while the others wait for its record (or take the lease once it is free).
+Every store call is bounded by a timeout; a record that does not conform is a miss
+(fetched here and overwritten), counted in ``stats.store_invalid``; a store that fails
+is left alone for the rest of that refresh and the answer comes from a local fetch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from functools import partial
+from typing import TYPE_CHECKING, TypeVar
+
+from ..core.errors import InvalidRecordError, StoreError
+from ..fetch.deadline import within
+from .records import check_clock, check_size, check_url, unlike_own_fetch, validate
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from ..core.url import Origin
+    from ..fetch.policy import FetchPolicy
+    from .entry import CacheEntry
+    from .records import StoredRobots
+    from .store import Lease, RobotsStore
+
+__all__ = ["SharedStoreProtocol"]
+
+logger = logging.getLogger("robots_async")
+_T = TypeVar("_T")
+
+
+class SharedStoreProtocol:
+    """Records and leases through a RobotsStore (a base of RobotsCache)."""
+
+    _store: RobotsStore | None
+    _policy: FetchPolicy
+    _clock: Callable[[], float]
+    _invalid_logged: set[str]
+
+    if TYPE_CHECKING:
+
+        def _count(self, name: str) -> None: ...
+
+        async def _fetch_locally(
+            self, origin: Origin, previous: CacheEntry | None, generation: int
+        ) -> CacheEntry: ...
+
+        def _to_record(self, entry: CacheEntry) -> StoredRobots | None: ...
+
+        def _from_record(
+            self,
+            origin: Origin,
+            record: StoredRobots,
+            previous: CacheEntry | None,
+            generation: int,
+        ) -> CacheEntry: ...
+
+    #: Seconds one store call may take (at most the fetch's total_timeout).
+    _STORE_TIMEOUT = 2.0
+    #: Seconds a refresh (and, apart, the holder's record write) keeps trying a store whose
+    #: failures may be transient (its ``retry_failures`` is true: a Redis Cluster
+    #: failing over, which takes seconds) before answering locally; at most
+    #: total_timeout, counted from the first failure, and not at all once every
+    #: store call has failed for that long (a dead store then costs one call).
+    _STORE_PATIENCE = 5.0
+    _RETRY_FIRST = 0.1
+    _RETRY_MAX = 1.0
+    #: Since when (event loop clock) every store call failed; None after a success.
+    _store_down_since: float | None = None
+
+    async def _fetch_shared(
+        self, origin: Origin, previous: CacheEntry | None, generation: int
+    ) -> CacheEntry:
+        """Use a fresh shared record, else fetch under the lease (or wait for it).
+
+        A store that fails or does not answer in time is left alone for the rest of
+        this refresh (after retries within _STORE_PATIENCE if its error is
+        transient): the answer comes from a local fetch.
+        """
+        store = self._store
+        assert store is not None
+        faults: set[str] = set()  # invalid records seen by this refresh (counted once)
+        try:
+            return await self._patiently(
+                partial(self._use_store, store, origin, previous, generation, faults)
+            )
+        except StoreError as exc:
+            self._store_failed(origin, exc)
+            return await self._fetch_locally(origin, previous, generation)
+
+    async def _use_store(
+        self,
+        store: RobotsStore,
+        origin: Origin,
+        previous: CacheEntry | None,
+        generation: int,
+        faults: set[str],
+    ) -> CacheEntry:
+        """One pass of the shared protocol; a StoreError before the fetch escapes."""
+        lease: Lease | None = None
+        try:  # whatever happens, a lease we took is given back
+            record = await self._read_record(store, origin, faults)
+            entry = self._fresh_entry(origin, record, previous, generation)
+            if entry is None:
+                lease = await self._store_call(store.acquire(origin, self._lease_ttl()))
+                if lease is None:
+                    entry, lease = await self._wait_for_holder(
+                        store, origin, previous, generation, faults
+                    )
+            if entry is None and lease is not None:
+                # The previous holder may have written its record and released
+                # the lease between our read and our acquire: read once more.
+                record = await self._read_record(store, origin, faults) or record
+                entry = self._fresh_entry(origin, record, previous, generation)
+            if entry is not None:
+                self._count("store_hits")
+                return entry
+            usable_state = record is not None and unlike_own_fetch(record, self._policy) is None
+            if previous is None and record is not None and usable_state:
+                previous = self._from_record(origin, record, None, generation)
+            entry = await self._fetch_locally(origin, previous, generation)
+            await self._share(store, entry)
+            return entry
+        finally:
+            if lease is not None:
+                await self._release(store, lease)
+
+    async def _patiently(self, attempt: Callable[[], Awaitable[_T]]) -> _T:
+        """``attempt()``, tried again with back-off after a transient store error
+        until the patience (from the first failure) runs out.
+        :raises StoreError: the last failure."""
+        loop = asyncio.get_running_loop()
+        patience = min(self._STORE_PATIENCE, self._policy.total_timeout)
+        until: float | None = None
+        delay = self._RETRY_FIRST
+        while True:
+            try:
+                return await attempt()
+            except StoreError as exc:
+                now = loop.time()
+                until = now + patience if until is None else until
+                down = self._store_down_since
+                limit = until if down is None else min(until, down + patience)
+                transient = getattr(self._store, "retry_failures", False) is True
+                if not transient or isinstance(exc, InvalidRecordError) or now + delay >= limit:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self._RETRY_MAX)
+
+    async def _read_record(
+        self, store: RobotsStore, origin: Origin, faults: set[str]
+    ) -> StoredRobots | None:
+        """The store's record for ``origin`` if it conforms; one that does not is a miss
+        (counted once per refresh in ``faults``, logged at WARNING once per field)."""
+        try:
+            found = await self._store_call(store.get(origin))
+            if found is None:
+                return None
+            record = validate(found)
+            check_url(record, origin.robots_url)
+            check_size(record, self._policy.max_bytes)
+            check_clock(record, self._clock())
+        except InvalidRecordError as exc:
+            if str(exc) in faults:
+                return None
+            faults.add(str(exc))
+            self._count("store_invalid")
+            level = logging.DEBUG if exc.field in self._invalid_logged else logging.WARNING
+            self._invalid_logged.add(exc.field)
+            logger.log(level, "shared robots record for %s ignored (%s); fetching", origin, exc)
+            return None
+        return record
+
+    def _fresh_entry(
+        self,
+        origin: Origin,
+        record: StoredRobots | None,
+        previous: CacheEntry | None,
+        generation: int,
+    ) -> CacheEntry | None:
+        """The entry ``record`` makes under this cache's policy, if not yet expired
+        and if this cache's own fetch would have observed the same."""
+        if record is None:
+            return None
+        unlike = unlike_own_fetch(record, self._policy)
+        if unlike is not None:
+            logger.debug("shared robots record for %s not used: %s", origin, unlike)
+            return None
+        entry = self._from_record(origin, record, previous, generation)
+        return entry if self._clock() < entry.expires_at else None
+
+    async def _wait_for_holder(
+        self,
+        store: RobotsStore,
+        origin: Origin,
+        previous: CacheEntry | None,
+        generation: int,
+        faults: set[str],
+    ) -> tuple[CacheEntry | None, Lease | None]:
+        """Wait for the lease holder's record, or take the lease once it is free.
+
+        Polls with back-off; gives up after one lease TTL (on the event loop's
+        clock: the injected clock may be a fake that never moves) and fetches.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._lease_ttl()
+        delay = 0.05
+        while loop.time() < deadline:
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+            record = await self._read_record(store, origin, faults)
+            entry = self._fresh_entry(origin, record, previous, generation)
+            if entry is not None:
+                return entry, None
+            lease = await self._store_call(store.acquire(origin, self._lease_ttl()))
+            if lease is not None:  # released without a record, or expired
+                return None, lease
+        return None, None
+
+    async def _share(self, store: RobotsStore, entry: CacheEntry) -> None:
+        record = self._to_record(entry)
+        if record is None:
+            return
+        try:
+            # Retried through a failover: the workers waiting on our lease need it.
+            await self._patiently(lambda: self._store_call(store.put(entry.origin, record)))
+        except StoreError as exc:
+            self._store_failed(entry.origin, exc)
+
+    def _store_failed(self, origin: Origin, exc: StoreError) -> None:
+        self._count("store_errors")
+        logger.warning("shared robots store failed for %s (%s); carrying on locally", origin, exc)
+
+    async def _release(self, store: RobotsStore, lease: Lease) -> None:
+        try:
+            # One try: after a shared record a lapsed lease costs nothing.
+            await self._store_call(store.release(lease))
+        except StoreError as exc:
+            self._count("store_errors")
+            logger.warning("could not release the robots lease for %s: %s", lease.origin, exc)
+
+    async def _store_call(self, call: Awaitable[_T]) -> _T:
+        """Await one store call within the store timeout, whatever the store's client.
+
+        :raises StoreError: also when the call does not answer in time.
+        """
+        timeout = min(self._STORE_TIMEOUT, self._policy.total_timeout)
+        try:
+            async with within(timeout):
+                result = await call
+        except asyncio.TimeoutError as exc:
+            self._store_down()
+            raise StoreError(f"no answer within {timeout:g} s") from exc
+        except InvalidRecordError:
+            self._store_down_since = None  # the store answered
+            raise
+        except StoreError:
+            self._store_down()
+            raise
+        self._store_down_since = None
+        return result
+
+    def _store_down(self) -> None:
+        if self._store_down_since is None:
+            self._store_down_since = asyncio.get_running_loop().time()
+
+    def _lease_ttl(self) -> float:
+        # Long enough for one whole fetch; a dead holder blocks others no longer.
+        return self._policy.total_timeout + 5.0
