@@ -50,9 +50,16 @@ def layer_of(module: str) -> str:
     return ""
 
 
-def imported_modules(tree: ast.AST, package: str = "") -> set[str]:
+def imported_modules(
+    tree: ast.AST, package: str = "", known: frozenset[str] = frozenset()
+) -> set[str]:
     """Every module name imported anywhere in ``tree``, in any import form, with
-    relative imports resolved against ``package`` (the importing module's package)."""
+    relative imports resolved against ``package`` (the importing module's package).
+
+    ``from . import check`` where ``check`` is a ``known`` module imports that
+    submodule only: the parent package is already imported by then, as for any of
+    its modules, so it is no dependency of the importer's own.
+    """
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -62,9 +69,11 @@ def imported_modules(tree: ast.AST, package: str = "") -> set[str]:
             if node.level:
                 parent = package.split(".")[: len(package.split(".")) - (node.level - 1)]
                 base = ".".join([*parent, *([node.module] if node.module else [])])
-            names.add(base)
             # ``from .core import parser`` imports the submodule robots_async.core.parser.
-            names.update(f"{base}.{alias.name}" for alias in node.names)
+            submodules = {f"{base}.{alias.name}" for alias in node.names}
+            names.update(submodules)
+            if not (known and submodules <= known):
+                names.add(base)
         elif isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
@@ -80,7 +89,8 @@ def package_imports(module: str) -> set[str]:
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    return {name for name in imported_modules(tree, package) if name in MODULES} - {module}
+    known = frozenset(MODULES)
+    return {name for name in imported_modules(tree, package, known) if name in MODULES} - {module}
 
 
 def is_forbidden_in_core(module: str) -> bool:

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 import pytest
 from aiohttp import web
 
-from robots_async.cli.main import _fetch_policy, build_parser, main
+from robots_async.cli import build_parser, main
+from robots_async.cli.common import _fetch_policy
 
 if TYPE_CHECKING:
     import argparse

@@ -1,0 +1,122 @@
+"""What the commands share at run time: the agent, files, the checker, logging."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ..core.agent import require_token
+from ..core.parser import DEFAULT_MAX_BYTES, parse
+from .options import FETCH_POLICIES, UsageError
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import AsyncIterator
+
+    from ..checker.checker import RobotsChecker
+    from ..core.policy import PolicyName
+    from ..core.robots import RobotsTxt
+    from ..fetch.outcome import FetchOutcome
+    from ..fetch.policy import FetchPolicy
+    from .bulk import Progress
+
+
+def _agent(args: argparse.Namespace) -> str:
+    """The product token of ``--agent`` (InvalidUserAgentError when it has none)."""
+    return require_token(args.agent)
+
+
+def _read_bytes(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def _load_robots(path: str, policy: PolicyName, max_bytes: int = DEFAULT_MAX_BYTES) -> RobotsTxt:
+    return parse(_read_bytes(path), policy=policy, max_bytes=max_bytes)
+
+
+def _fetch_policy(args: argparse.Namespace, **changes: Any) -> FetchPolicy:
+    preset = FETCH_POLICIES[getattr(args, "fetch_policy", "rfc9309")]()
+    timeout: float = args.timeout
+    policy = replace(
+        preset,
+        total_timeout=timeout,
+        connect_timeout=min(preset.connect_timeout, timeout),
+        **changes,
+    )
+    if args.private_redirects is not None:
+        policy = replace(policy, private_redirects=args.private_redirects)
+    return policy
+
+
+@contextlib.asynccontextmanager
+async def _checker(args: argparse.Namespace, **options: Any) -> AsyncIterator[RobotsChecker]:
+    """The checker for ``args``, on the ``--store`` file when one is given (closed after)."""
+    from ..checker.checker import RobotsChecker  # aiohttp is imported only when the network is used
+
+    path = getattr(args, "store", None)
+    async with contextlib.AsyncExitStack() as stack:
+        if path is not None:
+            from ..cache.sqlite import SQLiteStore
+
+            options["store"] = await stack.enter_async_context(SQLiteStore(path))
+        checker = RobotsChecker(
+            args.agent, fetch_policy=_fetch_policy(args), policy=args.policy, **options
+        )
+        yield await stack.enter_async_context(checker)
+
+
+def _setup_logging(verbose: int, progress: Progress | None = None) -> None:
+    """-v: the library's INFO messages on stderr; -vv: DEBUG (through the bar if any).
+
+    0 removes what an earlier call added (``main`` may run again in one process).
+    """
+    logger = logging.getLogger("robots_async")
+    for old in list(logger.handlers):
+        if isinstance(old, _StderrHandler):
+            logger.removeHandler(old)
+            logger.setLevel(logging.NOTSET)
+    if not verbose:
+        return
+    handler = _StderrHandler(progress)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
+
+
+class _StderrHandler(logging.Handler):
+    """Writes log records to the current stderr, clearing the progress bar first."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        super().__init__()
+        self._progress = progress
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = self.format(record)
+            if self._progress is not None:
+                self._progress.write(text, err=True)
+            else:
+                print(text, file=sys.stderr)
+        except (OSError, ValueError):  # a closed or broken stderr: the stdlib's way
+            self.handleError(record)
+
+
+async def _fetch(
+    args: argparse.Namespace, url: str, policy: FetchPolicy, *, keep_body: bool
+) -> FetchOutcome:
+    from ..fetch.fetcher import AiohttpFetcher
+
+    fetcher = AiohttpFetcher(user_agent=args.agent, policy=policy, match_policy=args.policy)
+    try:
+        return await fetcher.fetch(url, keep_body=keep_body)
+    finally:
+        await fetcher.aclose()
