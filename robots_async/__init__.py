@@ -28,8 +28,8 @@ from .core.errors import (
 )
 from .core.parser import DEFAULT_MAX_BYTES, MAX_LINE_BYTES, RobotsParser, parse
 from .core.policy import FIRST_MATCH, GOOGLE, GOOGLE_REFERENCE, RFC9309, MatchPolicy, PolicyName
+from .core.results import CleanParam, Group, ParseWarning, RequestRate, Rule, Verdict, VisitTime
 from .core.robots import RobotsTxt
-from .core.rules import CleanParam, Group, ParseWarning, RequestRate, Rule, Verdict, VisitTime
 from .core.url import Origin, request_target, robots_url
 from .core.usage import UsagePreferences, UsageRule, combine_usage, usage_from_header
 from .fetch.outcome import FetchOutcome

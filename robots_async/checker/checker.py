@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from ..cache.store import RobotsStore
     from ..core.policy import MatchPolicy, PolicyName
-    from ..core.rules import RequestRate, Verdict
+    from ..core.results import RequestRate, Verdict
     from ..core.usage import UsagePreferences
     from ..fetch.fetcher import Fetcher
     from ..fetch.outcome import FetchOutcome

@@ -27,7 +27,7 @@ from .output import _json, _verdict_record, _why
 
 if TYPE_CHECKING:
     from ..checker.checker import Decision
-    from ..core.rules import Verdict
+    from ..core.results import Verdict
     from .bulk import Line, Progress
 
 __all__ = ["add_parser"]

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import argparse
 
     from ..checker.checker import Decision
-    from ..core.rules import Verdict
+    from ..core.results import Verdict
     from ..core.usage import UsagePreferences
 
 __all__ = ["add_parser"]

@@ -10,8 +10,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ..checker.checker import Decision
+    from ..core.results import Verdict
     from ..core.robots import RobotsTxt
-    from ..core.rules import Verdict
     from ..core.usage import UsagePreferences
     from ..fetch.outcome import FetchOutcome
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from aiohttp.client_middlewares import ClientHandlerType
 
     from ..checker.checker import Decision, RobotsChecker
-    from ..core.rules import Verdict
+    from ..core.results import Verdict
     from ..core.usage import UsageCategory
 
 __all__ = ["DisallowedError", "RobotsMiddleware", "UsageRefusedError", "content_usage"]

@@ -22,14 +22,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
-import time
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 try:
     from scrapy import Request, signals
     from scrapy.exceptions import IgnoreRequest, NotConfigured, StopDownload
-    from scrapy.http.request import NO_CALLBACK
     from scrapy.robotstxt import RobotParser as _ScrapyRobotParser
 except ImportError as exc:  # pragma: no cover - exercised without Scrapy installed
     raise ImportError(
@@ -37,17 +34,15 @@ except ImportError as exc:  # pragma: no cover - exercised without Scrapy instal
     ) from exc
 
 from ..cache.cache import RobotsCache
-from ..cache.records import SHARED_HEADERS
 from ..core.agent import product_token
 from ..core.errors import InvalidURLError
-from ..core.parser import RobotsParser, parse
+from ..core.parser import parse
 from ..core.url import Origin
 from ..core.usage import CATEGORIES, UsagePreferences, combine_usage, usage_from_header
 from ..fetch.addresses import is_public
-from ..fetch.http import RedirectChain, is_redirect
-from ..fetch.policy import FetchPolicy
+from ._scrapy_config import _require_asyncio, _store_from, fetch_policy_from
 from ._scrapy_errors import classify_scrapy_error
-from ._scrapy_guard import PeerGuard, peer_address
+from ._scrapy_fetcher import _META_FLAG, ROBOTS_PRIORITY, ScrapyFetcher
 from ._scrapy_settings import (
     SETTINGS,
     ConfigurationError,
@@ -58,18 +53,14 @@ from ._scrapy_settings import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from typing_extensions import Self
 
     from ..cache.cache import CacheEntry
-    from ..cache.store import RobotsStore
-    from ..core.policy import PolicyName
     from ..core.robots import RobotsTxt
-    from ..fetch.addresses import IPAddress, PublicAddress
-    from ..fetch.outcome import ErrorKind, FetchOutcome
+    from ..fetch.addresses import IPAddress
+
 
 __all__ = [
     "SETTINGS",
@@ -87,36 +78,17 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_FETCH_PRESETS = {
-    "rfc9309": FetchPolicy.rfc9309,
-    "googlebot": FetchPolicy.googlebot,
-    "yandex": FetchPolicy.yandex,
-    "legacy-allow-on-error": FetchPolicy.legacy_allow_on_error,
-}
-#: Decompressed bytes Scrapy may produce for a robots.txt (guards against bombs;
-#: the parser itself stops at max_bytes).
-_DECOMPRESSED_CAP = 8 * 1024 * 1024
-_META_FLAG = "robotsasync_fetch"
 #: Request meta: the robots.txt usage preferences found for the request's URL.
 _USAGE_META = "_robotsasync_usage"
+
 #: Where the combined preferences are published (robots.txt rule + response header).
 USAGE_META = "content_usage"
-#: The outcome of a robots.txt request another middleware dropped (IgnoreRequest):
-#: "unavailable", like a 4xx, as Scrapy treats it (never shared through a store:
-#: another worker's middlewares may let it through).
-_IGNORED: ErrorKind = "ignored"
+
 #: Scrapy's signal after each robots.txt is parsed (Scrapy >= 2.18; None before).
 _ROBOTS_PARSED = getattr(signals, "robots_parsed", None)
+
 #: Preference -> the value in stats names (the header's own spelling).
 _SHORT = {"allowed": "y", "disallowed": "n", "unknown": "unknown"}
-
-
-class Validators(Protocol):
-    """What the cache passes to make a refresh conditional (RFC 9111 §4.3.1)."""
-
-    def request_headers(self, url: str) -> dict[str, str]:
-        """``If-None-Match`` / ``If-Modified-Since`` for ``url`` (none for another URL)."""
-        ...
 
 
 def _text(value: str | bytes) -> str:
@@ -157,237 +129,6 @@ class RobotParser(_ScrapyRobotParser):
         return list(self.robots.sitemaps)
 
 
-class ScrapyFetcher:
-    """A :class:`robots_async.Fetcher` that downloads through Scrapy's own engine.
-
-    Proxies, headers and downloader middlewares apply to the robots.txt request as
-    to any other. Redirects are followed here (``dont_redirect``) so hops, loops and
-    the 5-hop limit follow RFC 9309, and nothing is retried by Scrapy: the error TTL
-    decides when to ask again. Stats are Scrapy's: one request and at most one
-    response per robots.txt, whatever the hops.
-
-    SSRF guard (``policy.private_redirects == "block"``): a redirect from a public
-    address to a non-public one is error "blocked-redirect" (disallow all), logged
-    and counted in ``robotsasync/blocked_redirect``. Scrapy resolves and connects by
-    itself, so:
-
-    * before a hop is sent, its host is looked up (an IP literal is itself) by the
-      system resolver and by the reactor's, which is Scrapy's: any non-public
-      address refuses it and no request goes out. With Scrapy's DNS cache on (the
-      default, ``DNSCACHE_ENABLED``; entries never expire) the HTTP/1.1 connection
-      reuses the answer checked here, so DNS rebinding cannot pass;
-    * after each hop, the address its connection actually used
-      (``Response.ip_address``) is checked: if the previous hop reached a public
-      address and this one a non-public one, the response is discarded unread and
-      the verdict is "blocked-redirect". This catches what the first check could
-      not pin (DNS cache off or evicted, the asyncio download handlers, no
-      reactor), but the GET has then been sent: what is guaranteed is that nothing
-      it returns is used, not that it never left;
-    * not checked after the connection: a hop through a proxy (``ip_address`` is
-      the proxy's) or from a handler that does not report the address (file:,
-      ftp:, s3:, HttpCacheMiddleware); only the lookups before sending apply.
-
-    No resolver is installed for robots.txt requests: ``TWISTED_DNS_RESOLVER`` is
-    one per process, called with a bare host name (no request), after the request
-    waited in its download slot (no context reaches it), its cache is shared with
-    page downloads, kept-alive connections skip it and the asyncio download
-    handlers do not use it, so it cannot be scoped to robots.txt requests.
-
-    :param public_address: which addresses count as public (tests widen it;
-        default :func:`robots_async._addresses.is_public`).
-    """
-
-    def __init__(
-        self,
-        crawler: Crawler,
-        *,
-        policy: FetchPolicy,
-        match_policy: PolicyName = "google",
-        public_address: PublicAddress = is_public,
-    ) -> None:
-        self._crawler = crawler
-        self._policy = policy
-        self._match_policy = match_policy
-        self._public = public_address
-
-    async def fetch(
-        self, url: str, *, keep_body: bool = False, validators: Validators | None = None
-    ) -> FetchOutcome:
-        """Fetch ``url`` via the engine; never raises for download trouble.
-
-        ``validators`` (from the cache, for a refresh) make the request conditional
-        (``If-None-Match`` / ``If-Modified-Since``); a 304 is returned as such, and
-        Scrapy's HTTP cache is bypassed so that it cannot answer 200 from disk.
-        """
-        started = time.monotonic()
-        # Before each hop the chain (system resolver) and the guard (Scrapy's resolver,
-        # whose cache the connection reuses) look its host up; after it, the guard
-        # checks the address the connection used.
-        chain = RedirectChain(url, precheck=self._public)
-        guard = PeerGuard(self._public, block=self._policy.private_redirects == "block")
-        self._inc("robotstxt/request_count")
-        while True:
-            remaining = self._policy.total_timeout - (time.monotonic() - started)
-            try:
-                if remaining <= 0:
-                    raise TimeoutError("robots.txt fetch took too long")
-                conditional = validators.request_headers(chain.current) if validators else {}
-                request, response = await self._download(chain.current, remaining, conditional)
-            except IgnoreRequest as exc:
-                return self._ignored(chain, started, exc)
-            except Exception as exc:  # noqa: BLE001 - any download failure is an outcome
-                return self._failed(chain, started, exc)
-            remaining = self._policy.total_timeout - (time.monotonic() - started)
-            refused = await guard.refusal(chain.current, peer_address(request, response), remaining)
-            if refused:
-                self._count_response(response)  # Scrapy counts what the request ended with
-                return self._blocked(chain, started, refused)
-            headers = _headers(response)
-            if is_redirect(response.status, headers):
-                error = await chain.follow(headers.get("Location"), self._policy)
-                if error is None:
-                    refused = await guard.before(chain.current, remaining)
-                    if not refused:
-                        continue
-                    self._count_response(response)
-                    return self._blocked(chain, started, refused)
-                self._count_response(response)
-                if error == "blocked-redirect":
-                    self._inc("robotsasync/blocked_redirect")
-                    logger.warning(
-                        "robots.txt redirect from %s to %r refused before sending "
-                        "(cross-origin or public-to-non-public guard)",
-                        chain.current,
-                        headers.get("Location"),
-                    )
-                return chain.outcome(time.monotonic() - started, response.status, error=error)
-            self._count_response(response)
-            return self._outcome(chain, response, headers, started, keep_body)
-
-    async def aclose(self) -> None:
-        """Nothing to release: the engine belongs to Scrapy."""
-
-    def _inc(self, key: str) -> None:
-        stats = self._crawler.stats
-        if stats is not None:
-            stats.inc_value(key)
-
-    def _count_response(self, response: Response) -> None:
-        """Scrapy counts the response a robots.txt request ends with, not each hop."""
-        self._inc("robotstxt/response_count")
-        self._inc(f"robotstxt/response_status_count/{response.status}")
-
-    def _ignored(self, chain: RedirectChain, started: float, exc: IgnoreRequest) -> FetchOutcome:
-        """Another middleware dropped the request: no robots.txt, as in Scrapy."""
-        self._inc("robotsasync/robots_ignored")
-        logger.info(
-            "robots.txt request %s dropped by a middleware (%s): allow all", chain.current, exc
-        )
-        detail = f"IgnoreRequest: {exc}"
-        return chain.outcome(time.monotonic() - started, error=_IGNORED, detail=detail)
-
-    def _blocked(self, chain: RedirectChain, started: float, why: str) -> FetchOutcome:
-        """A hop's connection reached a non-public address after a public hop."""
-        self._inc("robotsasync/blocked_redirect")
-        logger.warning("robots.txt request %s: %s", chain.current, why)
-        return chain.outcome(time.monotonic() - started, error="blocked-redirect", detail=why)
-
-    def _failed(self, chain: RedirectChain, started: float, exc: Exception) -> FetchOutcome:
-        self._inc(f"robotstxt/exception_count/{type(exc)}")  # Scrapy's key
-        kind = classify_scrapy_error(exc)
-        detail = f"{type(exc).__name__}: {exc}" if str(exc) else repr(exc)
-        logger.warning("robots.txt request %s failed (%s): %s", chain.current, kind, detail)
-        return chain.outcome(time.monotonic() - started, error=kind, detail=detail)
-
-    async def _download(
-        self, url: str, timeout: float, conditional: Mapping[str, str]
-    ) -> tuple[Request, Response]:
-        """The request as the downloader middlewares left it (``meta["proxy"]``) and
-        its response."""
-        meta = {
-            "dont_obey_robotstxt": True,
-            "dont_redirect": True,
-            "dont_retry": True,
-            "handle_httpstatus_all": True,
-            "download_timeout": timeout,
-            "download_maxsize": _download_maxsize(self._policy.max_bytes),
-            _META_FLAG: self._policy.max_bytes,
-        }
-        if conditional:
-            meta["dont_cache"] = True  # HttpCacheMiddleware must not answer from disk
-        request = Request(
-            url,
-            headers=dict(conditional),
-            priority=RobotsTxtMiddleware.DOWNLOAD_PRIORITY,
-            dont_filter=True,
-            callback=NO_CALLBACK,
-            meta=meta,
-        )
-        engine = self._crawler.engine
-        assert engine is not None
-        return request, await engine.download_async(request)
-
-    def _outcome(
-        self,
-        chain: RedirectChain,
-        response: Response,
-        headers: Mapping[str, str],
-        started: float,
-        keep_body: bool,
-    ) -> FetchOutcome:
-        elapsed = time.monotonic() - started
-        if not 200 <= response.status < 300:
-            return chain.outcome(elapsed, response.status, headers=headers)
-        parser = RobotsParser(self._match_policy, max_bytes=self._policy.max_bytes)
-        parser.feed(response.body)
-        truncated = parser.truncated or "download_stopped" in response.flags
-        robots = parser.close()
-        body = response.body[: self._policy.max_bytes] if keep_body else None
-        return chain.outcome(
-            elapsed,
-            response.status,
-            headers=headers,
-            robots=robots,
-            bytes_read=parser.bytes_seen,
-            truncated=truncated,
-            body=body,
-        )
-
-
-def _download_maxsize(max_bytes: int | None) -> int:
-    """Bytes Scrapy may download: room for compression, never unbounded (bombs)."""
-    return _DECOMPRESSED_CAP if max_bytes is None else max(_DECOMPRESSED_CAP, 4 * max_bytes)
-
-
-def _headers(response: Response) -> dict[str, str]:
-    """The response headers a fetch decision or a shared record reads, as text."""
-    found = {}
-    for name in ("Location", *SHARED_HEADERS):
-        value = response.headers.get(name)
-        if value is not None:
-            found[name] = value.decode("latin-1")
-    return found
-
-
-def _require_asyncio(crawler: Crawler) -> None:
-    """Refuse a non-asyncio Twisted reactor at startup (the cache runs on asyncio)."""
-    from scrapy.utils.asyncio import is_asyncio_available
-
-    try:
-        available = is_asyncio_available()
-    except RuntimeError:  # no reactor, no running loop: built outside a crawl
-        return
-    if not available:
-        raise ConfigurationError(
-            "TWISTED_REACTOR",
-            crawler.settings.get("TWISTED_REACTOR"),
-            "'twisted.internet.asyncioreactor.AsyncioSelectorReactor' (Scrapy's default) or "
-            "TWISTED_REACTOR_ENABLED = False: robots_async's RobotsTxtMiddleware needs "
-            "asyncio (under other reactors use only the backend, ROBOTSTXT_PARSER = "
-            "'robots_async.contrib.scrapy.RobotParser')",
-        )
-
-
 class RobotsTxtMiddleware:
     """Drop-in replacement for Scrapy's RobotsTxtMiddleware, with RFC 9309 semantics.
 
@@ -401,7 +142,7 @@ class RobotsTxtMiddleware:
     rule and header combined; ``ROBOTSASYNC_REFUSE_USAGE`` drops refused ones).
     """
 
-    DOWNLOAD_PRIORITY: int = 1000
+    DOWNLOAD_PRIORITY: int = ROBOTS_PRIORITY
 
     @staticmethod
     def public_address(address: IPAddress) -> bool:
@@ -573,58 +314,3 @@ class RobotsTxtMiddleware:
         finally:
             if self._store is not None:
                 await self._store.aclose()
-
-
-def fetch_policy_from(config: ScrapyConfig) -> FetchPolicy:
-    """The :class:`FetchPolicy` described by the ``ROBOTSASYNC_*`` settings.
-
-    :raises ConfigurationError: naming the Scrapy setting, for a value that passed
-        the table's check but that the policy itself refuses.
-    """
-    preset = _FETCH_PRESETS[config.fetch_policy]
-    try:
-        return preset(
-            max_bytes=config.max_bytes,
-            total_timeout=config.timeout,
-            forbidden=config.forbidden,
-            private_redirects=config.private_redirects,
-        )
-    except ValueError as exc:
-        raise _as_setting_error(exc) from exc
-
-
-#: FetchPolicy fields and the settings that fill them (for the core's error messages).
-_POLICY_FIELDS = {
-    "max_bytes": "ROBOTSASYNC_MAX_BYTES",
-    "total_timeout": "ROBOTSASYNC_TIMEOUT",
-    "forbidden": "ROBOTSASYNC_FORBIDDEN",
-    "private_redirects": "ROBOTSASYNC_PRIVATE_REDIRECTS",
-}
-
-
-def _as_setting_error(exc: ValueError) -> ConfigurationError:
-    """The core's refusal of a FetchPolicy field, re-worded with the Scrapy setting."""
-    field = str(getattr(exc, "setting", "")).rpartition(".")[2]
-    setting = _POLICY_FIELDS.get(field, f"ROBOTSASYNC_* ({field or 'FetchPolicy'})")
-    return ConfigurationError(
-        setting, getattr(exc, "value", None), getattr(exc, "accepted", str(exc))
-    )
-
-
-def _store_from(config: ScrapyConfig, jobdir: str | None = None) -> RobotsStore | None:
-    """Redis if configured; else the SQLite file (by default in JOBDIR); else none.
-
-    :raises StoreSchemaError: a store file from a newer version (stops the crawl).
-    """
-    if config.redis_url is not None:
-        from .redis import RedisStore
-
-        return RedisStore(config.redis_url, prefix=config.redis_prefix)
-    path = config.store
-    if path is None and jobdir:
-        path = os.path.join(jobdir, "robots_async.sqlite")
-    if not path:
-        return None
-    from ..cache.sqlite import SQLiteStore
-
-    return SQLiteStore(path)

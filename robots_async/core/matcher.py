@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 from .policy import normalise_patterns
 from .prefixes import LiteralPrefixes
-from .rules import Rule
+from .results import Rule
 from .scores import ALLOW_BIT, ALLOW_LOW, LINE_MAX, LOW_BITS, NON_EMPTY
 from .wildcards import SpecialRules, Wildcards, glob_match
 

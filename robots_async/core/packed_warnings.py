@@ -14,7 +14,7 @@ from itertools import accumulate, compress, count, repeat
 from sys import getsizeof
 from typing import TYPE_CHECKING, Final
 
-from .rules import W, WarningRecord
+from .results import W, WarningRecord
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

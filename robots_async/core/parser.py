@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 from .errors import ClosedError
 from .policy import MatchPolicy, PolicyName, get_policy
+from .results import W
 from .robots import RobotsTxt
 from .rules import (
     ALLOW,
@@ -31,7 +32,6 @@ from .rules import (
     USER_AGENT,
     VISIT_TIME,
     RulesBuilder,
-    W,
 )
 
 if TYPE_CHECKING:

@@ -336,7 +336,7 @@ def test_private_redirects_reaches_fetch_policy(value: str) -> None:
 
 def test_policy_refusal_names_the_scrapy_setting() -> None:
     """A FetchPolicy field the core refuses is reported under the Scrapy setting."""
-    from robots_async.contrib.scrapy import _as_setting_error
+    from robots_async.contrib._scrapy_config import _as_setting_error
 
     core = ConfigurationError("FetchPolicy.total_timeout", -1.0, "a finite number > 0")
     error = _as_setting_error(core)

@@ -11,7 +11,7 @@ import time
 import pytest
 
 import robots_async as ra
-from robots_async.core import robots as _robots
+from robots_async.core import selection as _robots
 from robots_async.core.wildcards import SCANS_BEFORE_INDEX
 
 _FILE = "User-agent: *\nDisallow: /private\nAllow: /private/ok\n"

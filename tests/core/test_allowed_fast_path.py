@@ -12,7 +12,7 @@ import pytest
 import yarl
 
 import robots_async as ra
-from robots_async.core import robots as _robots
+from robots_async.core import selection as _robots
 from tests.core.test_matcher import reference_verdict
 from tests.helpers import OwnGrowth
 

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 import robots_async as ra
 from robots_async.core.packed_warnings import PACK_FROM, PackedWarnings
-from robots_async.core.rules import MAX_WARNINGS, W, WarningRecord
+from robots_async.core.results import W, WarningRecord
+from robots_async.core.rules import MAX_WARNINGS
 from robots_async.core.sizing import retained_size
 from tests.helpers import HTML_PAGE, bytes_kept_by
 

@@ -1,0 +1,216 @@
+"""What a crawler asks a robots.txt besides "may I fetch this?": why (explain), AI usage
+preferences, Crawl-delay, Request-rate, Visit-time, its groups and the file's warnings.
+
+A base class of :class:`RobotsTxt` (a single chain of bases, as a compiled build
+needs): its attributes are RobotsTxt's slots.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from .matcher import EMPTY, CompiledRule, compile_rule, decide, rule_matches
+from .packed_warnings import PACK_FROM, PackedWarnings
+from .policy import normalise_patterns
+from .results import Group, Reason, Rule, Verdict, WarningRecord, format_warning
+from .selection import AgentSelection
+from .usage import UsagePreferences, UsageRule, combine_usage
+
+if TYPE_CHECKING:
+    from yarl import URL
+
+    from .matcher import Bucket
+    from .results import ParseWarning, RequestRate, VisitTime
+
+__all__ = ["ROBOTS_PATH", "RobotsQueries"]
+
+#: RFC 9309 §2.2.2: the robots.txt URI itself is implicitly allowed.
+ROBOTS_PATH = "/robots.txt"
+
+
+class RobotsQueries(AgentSelection):
+    """The questions besides allowed() (a base class of RobotsTxt)."""
+
+    __slots__ = ("_public_groups", "_synthetic", "_usage", "_warnings")
+
+    _warnings: list[WarningRecord] | PackedWarnings | tuple[ParseWarning, ...]
+    _synthetic: Literal["allow-all", "disallow-all"] | None
+    _public_groups: tuple[Group, ...] | None
+    _usage: dict[tuple[int, ...], list[tuple[CompiledRule, UsagePreferences]]] | None
+
+    if TYPE_CHECKING:
+
+        def allowed(
+            self,
+            url: str | URL,
+            *,
+            user_agent: str | None = None,
+            robots_token: str | None = None,
+        ) -> bool: ...
+
+        def _target(self, url: str | URL) -> str: ...
+
+        def _bucket(self, token: str) -> Bucket | None: ...
+
+    @property
+    def warnings(self) -> tuple[ParseWarning, ...]:
+        """What a linter would report, in line order (at most 1,000 are kept).
+
+        A file with many (16 or more) builds the tuple on each call, so that a cache
+        can keep them packed: keep the tuple if you read it more than once.
+        """
+        warnings = self._warnings
+        if isinstance(warnings, tuple):
+            return warnings
+        # In line order, the "too-many-warnings" marker last (_rules).
+        formatted = tuple(format_warning(*w) for w in warnings)
+        if len(warnings) < PACK_FROM:  # (never packed: no thread can race a cache)
+            self._warnings = formatted
+        return formatted
+
+    def _pack_warnings(self) -> None:
+        """Keep many warnings in flat buffers (RobotsCache does, for what it keeps).
+
+        An HTML page served as robots.txt has a thousand: ~205 KB as records, ~40 KB
+        packed. Packing costs ~0.1 ms, 4% of the corpus's parse time if parse()
+        did it for every file (paired), so only a holder that keeps files calls it.
+        """
+        warnings = self._warnings
+        if isinstance(warnings, list) and len(warnings) >= PACK_FROM:
+            self._warnings = PackedWarnings(warnings)
+
+    @property
+    def groups(self) -> tuple[Group, ...]:
+        """The groups in file order, rules normalised as the policy matches them."""
+        if self._public_groups is None:
+            self._public_groups = tuple(self._public_group(i) for i in range(len(self._groups)))
+        return self._public_groups
+
+    def explain(
+        self, url: str | URL, *, user_agent: str | None = None, robots_token: str | None = None
+    ) -> Verdict:
+        """Return the :class:`Verdict` for ``url``: the deciding rule, line and group."""
+        target = self._target(url)
+        token = self._token(user_agent, robots_token)
+        bucket = self._bucket(token)
+        if target == ROBOTS_PATH and self._policy.robots_txt_allowed:
+            return Verdict(True, "robots-txt", token=token)
+        if bucket is None:
+            reason: Reason = "no-group" if self._synthetic is None else self._synthetic
+            return Verdict(reason != "disallow-all", reason, token=token)
+        rule = decide(bucket, target, self._policy, self._groups)
+        if rule is None:
+            return Verdict(True, "no-match", agents=self._agents(bucket.indices), token=token)
+        agents = self._groups[rule.group].agent_names
+        if rule.kind == EMPTY:
+            reason = "empty-rule"
+        else:
+            reason = "allow" if rule.allow else "disallow"
+        return Verdict(reason != "disallow", reason, rule.rule, rule.line, agents, token)
+
+    def usage(
+        self, url: str | URL, *, user_agent: str | None = None, robots_token: str | None = None
+    ) -> UsagePreferences | None:
+        """AI usage preferences for ``url`` (the ``Content-Usage`` rules), or None.
+
+        None when the agent may not fetch ``url`` at all: a URL that may not be
+        crawled has no usage preference (draft-ietf-aipref-attach §4). Otherwise the
+        longest matching rule's preference (encoded path length, as for Allow/
+        Disallow); rules of equal length combine, the most restrictive winning.
+        Without a matching rule every category is "unknown".
+        """
+        token = self._token(user_agent, robots_token)
+        if not self.allowed(url, robots_token=token):
+            return None
+        target = self._target(url)
+        best = -1
+        chosen: list[UsagePreferences] = []
+        for compiled, reading in self._usage_rules(token):
+            priority = compiled.priority
+            if priority >= best and rule_matches(compiled, target):
+                if priority > best:
+                    best, chosen = priority, []
+                chosen.append(reading)
+        return combine_usage(*chosen) if chosen else UsagePreferences()
+
+    def crawl_delay(
+        self, *, user_agent: str | None = None, robots_token: str | None = None
+    ) -> float | None:
+        """Crawl-delay in seconds for the agent (the largest of its merged groups)."""
+        groups = self._groups_for(user_agent, robots_token)
+        delays = [g.crawl_delay for g in groups if g.crawl_delay is not None]
+        return max(delays) if delays else None
+
+    def request_rate(
+        self, *, user_agent: str | None = None, robots_token: str | None = None
+    ) -> RequestRate | None:
+        """Request-rate for the agent (the slowest of its merged groups)."""
+        rates = [g.request_rate for g in self._groups_for(user_agent, robots_token)]
+        present = [r for r in rates if r is not None]
+        return max(present, key=lambda r: r.delay) if present else None
+
+    def visit_time(
+        self, *, user_agent: str | None = None, robots_token: str | None = None
+    ) -> VisitTime | None:
+        """Visit-time window for the agent (the first one given), if any."""
+        for group in self._groups_for(user_agent, robots_token):
+            if group.visit_time is not None:
+                return group.visit_time
+        return None
+
+    def groups_for(
+        self, *, user_agent: str | None = None, robots_token: str | None = None
+    ) -> tuple[Group, ...]:
+        """The groups whose rules apply to the agent (merged, RFC 9309 §2.2.1)."""
+        indices = self._indices(self._token(user_agent, robots_token))
+        return tuple(self.groups[i] for i in indices)
+
+    def _usage_rules(self, token: str) -> list[tuple[CompiledRule, UsagePreferences]]:
+        """The agent's Content-Usage rules, compiled once per set of groups."""
+        indices = self._indices(token)
+        if self._usage is None:
+            self._usage = {}
+        rules = self._usage.get(indices)
+        if rules is None:
+            rules = []
+            for index in indices:
+                for rule in self._usage_of(index):
+                    compiled = compile_rule(rule[0].path, True, rule[0].line, index)
+                    rules.append((compiled, rule[1]))
+            self._usage[indices] = rules
+        return rules
+
+    def _usage_of(self, index: int) -> list[tuple[UsageRule, UsagePreferences]]:
+        """A group's Content-Usage rules, path patterns normalised by the policy."""
+        raw = self._groups[index].usage or []
+        found = []
+        for path, text, reading, line in raw:
+            pattern = normalise_patterns(self._policy, path)[0] if path else ""
+            rule = UsageRule(pattern, text, line)
+            found.append(
+                (
+                    rule,
+                    UsagePreferences(
+                        reading.train_ai, reading.search, reading.unknown_labels, (rule,)
+                    ),
+                )
+            )
+        return found
+
+    def _public_group(self, index: int) -> Group:
+        raw = self._groups[index]
+        patterns = normalise_patterns(self._policy, raw.blob) if raw.lines else []
+        rules = tuple(
+            Rule(signed < 0, pattern, abs(signed))
+            for pattern, signed in zip(patterns, raw.lines, strict=True)
+        )
+        usage = tuple(rule for rule, _ in self._usage_of(index))
+        return Group(
+            raw.agent_names,
+            rules,
+            raw.line,
+            raw.crawl_delay,
+            raw.request_rate,
+            raw.visit_time,
+            usage,
+        )
