@@ -7,14 +7,16 @@ needs): its attributes are RobotsTxt's slots.
 
 from __future__ import annotations
 
+from array import array
 from typing import TYPE_CHECKING, Literal
 
-from .matcher import EMPTY, CompiledRule, compile_rule, decide, rule_matches
+from .matcher import EMPTY, decide
 from .packed_warnings import PACK_FROM, PackedWarnings
 from .policy import normalise_patterns
 from .results import Group, Reason, Rule, Verdict, WarningRecord, format_warning
 from .selection import AgentSelection
 from .usage import UsagePreferences, UsageRule, combine_usage
+from .usage_index import UsageIndex
 
 if TYPE_CHECKING:
     from yarl import URL
@@ -36,7 +38,7 @@ class RobotsQueries(AgentSelection):
     _warnings: list[WarningRecord] | PackedWarnings | tuple[ParseWarning, ...]
     _synthetic: Literal["allow-all", "disallow-all"] | None
     _public_groups: tuple[Group, ...] | None
-    _usage: dict[tuple[int, ...], list[tuple[CompiledRule, UsagePreferences]]] | None
+    _usage: dict[tuple[int, ...], _UsageRules] | None
 
     if TYPE_CHECKING:
 
@@ -122,16 +124,7 @@ class RobotsQueries(AgentSelection):
         token = self._token(user_agent, robots_token)
         if not self.allowed(url, robots_token=token):
             return None
-        target = self._target(url)
-        best = -1
-        chosen: list[UsagePreferences] = []
-        for compiled, reading in self._usage_rules(token):
-            priority = compiled.priority
-            if priority >= best and rule_matches(compiled, target):
-                if priority > best:
-                    best, chosen = priority, []
-                chosen.append(reading)
-        return combine_usage(*chosen) if chosen else UsagePreferences()
+        return self._usage_index(token).answer(self._target(url))
 
     def crawl_delay(
         self, *, user_agent: str | None = None, robots_token: str | None = None
@@ -165,37 +158,52 @@ class RobotsQueries(AgentSelection):
         indices = self._indices(self._token(user_agent, robots_token))
         return tuple(self.groups[i] for i in indices)
 
-    def _usage_rules(self, token: str) -> list[tuple[CompiledRule, UsagePreferences]]:
-        """The agent's Content-Usage rules, compiled once per set of groups."""
+    def _usage_unindexed(self, token: str) -> int:
+        """How many Content-Usage rules the next usage question for ``token`` would
+        index first (0 once indexed): a caller on an event loop indexes many off it."""
+        indices = self._indices(token)
+        if self._usage is not None and indices in self._usage:
+            return 0
+        return sum(len(self._groups[index].usage or ()) for index in indices)
+
+    def _usage_index(self, token: str) -> _UsageRules:
+        """The agent's Content-Usage rules in file order, normalised and indexed once per
+        set of groups (a group's patterns normalised in one pass)."""
         indices = self._indices(token)
         if self._usage is None:
             self._usage = {}
         rules = self._usage.get(indices)
         if rules is None:
-            rules = []
-            for index in indices:
-                for rule in self._usage_of(index):
-                    compiled = compile_rule(rule[0].path, True, rule[0].line, index)
-                    rules.append((compiled, rule[1]))
-            self._usage[indices] = rules
+            patterns: list[str] = []
+            texts: list[str] = []
+            readings: list[UsagePreferences] = []
+            lines: list[int] = []
+            for group in indices:
+                raw = self._groups[group].usage
+                if raw is None:
+                    continue
+                normalised = normalise_patterns(self._policy, b"\n".join(raw.paths))
+                patterns += [
+                    p if path else "" for p, path in zip(normalised, raw.paths, strict=True)
+                ]
+                texts += raw.texts
+                readings += raw.readings
+                lines += raw.lines
+            rules = self._usage[indices] = _UsageRules(patterns, texts, readings, lines)
         return rules
 
-    def _usage_of(self, index: int) -> list[tuple[UsageRule, UsagePreferences]]:
+    def _usage_of(self, index: int) -> list[UsageRule]:
         """A group's Content-Usage rules, path patterns normalised by the policy."""
-        raw = self._groups[index].usage or []
-        found = []
-        for path, text, reading, line in raw:
-            pattern = normalise_patterns(self._policy, path)[0] if path else ""
-            rule = UsageRule(pattern, text, line)
-            found.append(
-                (
-                    rule,
-                    UsagePreferences(
-                        reading.train_ai, reading.search, reading.unknown_labels, (rule,)
-                    ),
-                )
+        raw = self._groups[index].usage
+        if raw is None:
+            return []
+        normalised = normalise_patterns(self._policy, b"\n".join(raw.paths))
+        return [
+            UsageRule(pattern if path else "", text, line)
+            for pattern, path, text, line in zip(
+                normalised, raw.paths, raw.texts, raw.lines, strict=True
             )
-        return found
+        ]
 
     def _public_group(self, index: int) -> Group:
         raw = self._groups[index]
@@ -204,7 +212,7 @@ class RobotsQueries(AgentSelection):
             Rule(signed < 0, pattern, abs(signed))
             for pattern, signed in zip(patterns, raw.lines, strict=True)
         )
-        usage = tuple(rule for rule, _ in self._usage_of(index))
+        usage = tuple(self._usage_of(index))
         return Group(
             raw.agent_names,
             rules,
@@ -214,3 +222,38 @@ class RobotsQueries(AgentSelection):
             raw.visit_time,
             usage,
         )
+
+
+class _UsageRules:
+    """The Content-Usage rules of one set of groups: columns in file order and their
+    index (few objects whatever the number of rules: see ``UsageLines``)."""
+
+    __slots__ = ("index", "lines", "patterns", "readings", "texts")
+
+    def __init__(
+        self,
+        patterns: list[str],
+        texts: list[str],
+        readings: list[UsagePreferences],
+        lines: list[int],
+    ) -> None:
+        self.patterns = patterns
+        self.texts = texts
+        self.readings = readings
+        self.lines = array("q", lines)
+        self.index = UsageIndex(patterns)
+
+    def __len__(self) -> int:
+        return len(self.patterns)
+
+    def answer(self, target: str) -> UsagePreferences:
+        """The preferences for ``target``: the best rules combined, naming them."""
+        chosen = self.index.best(target)
+        if not chosen:
+            return UsagePreferences()
+        return combine_usage(*(self._preferences(ordinal) for ordinal in chosen))
+
+    def _preferences(self, ordinal: int) -> UsagePreferences:
+        rule = UsageRule(self.patterns[ordinal], self.texts[ordinal], self.lines[ordinal])
+        reading = self.readings[ordinal]
+        return UsagePreferences(reading.train_ai, reading.search, reading.unknown_labels, (rule,))

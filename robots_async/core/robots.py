@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .compiled import compiled_bucket
 from .matcher import (
     EMPTY,
     Bucket,
-    CompiledRule,
     decide,
 )
 from .policy import GOOGLE, rfc_target
@@ -27,7 +26,6 @@ if TYPE_CHECKING:
     from .policy import MatchPolicy
     from .results import CleanParam, Group, ParseWarning, WarningRecord
     from .rules import RawGroup
-    from .usage import UsagePreferences
 
 __all__ = ["RobotsTxt"]
 
@@ -104,9 +102,7 @@ class RobotsTxt(RobotsQueries):
         #: Agent index (see _select), built once a second token is asked about.
         self._index: _AgentIndex | None = None
         self._public_groups: tuple[Group, ...] | None = None
-        self._usage: dict[tuple[int, ...], list[tuple[CompiledRule, UsagePreferences]]] | None = (
-            None
-        )
+        self._usage: dict[tuple[int, ...], Any] | None = None
 
     @classmethod
     def allow_all(cls) -> RobotsTxt:

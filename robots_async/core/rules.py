@@ -23,7 +23,7 @@ from .results import (
     W,
     WarningRecord,
 )
-from .usage import UsagePreferences, parse_preference
+from .usage import UsageLines, cached_preference
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -95,8 +95,8 @@ class RawGroup:
         self.crawl_delay: float | None = None
         self.request_rate: RequestRate | None = None
         self.visit_time: VisitTime | None = None
-        #: Content-Usage lines: (raw path, preference as written, its reading, line).
-        self.usage: list[RawUsage] | None = None
+        #: Content-Usage lines (raw path, preference as written, its reading, line).
+        self.usage: UsageLines | None = None
 
     def freeze(self, room: int) -> bool:
         """Pack the rules, keeping at most ``room``; read-only afterwards.
@@ -137,8 +137,6 @@ class RawGroup:
 
 
 _NO_PATTERNS: list[bytes] = []
-#: A Content-Usage line as parsed: raw path, preference text, its reading, line number.
-RawUsage = tuple[bytes, str, UsagePreferences, int]
 
 
 class RulesBuilder:
@@ -298,14 +296,13 @@ class RulesBuilder:
             head = value.split(None, 1)[0] if value else b""
             if b"/" in head:
                 self.warn(line, W.USAGE_PATH, head)
-        reading, problems = parse_preference(preference)
+        reading, problems, text = cached_preference(preference)
         for problem in problems:
             self.warn(line, W.CONTENT_USAGE, problem)
         if group is not None:
             if group.usage is None:
-                group.usage = []
-            text = preference.decode("utf-8", "replace")
-            group.usage.append((path, text, reading, line))
+                group.usage = UsageLines()
+            group.usage.append(path, text, reading, line)
 
     def _clean_param(self, line: int, value: bytes) -> None:
         text = value.decode("utf-8", "replace")
