@@ -27,7 +27,12 @@ if TYPE_CHECKING:
     from .records import StoredRobots
     from .store import Lease, RobotsStore
 
-__all__ = ["SharedStoreProtocol"]
+__all__ = ["LEASE_TTL", "SharedStoreProtocol"]
+
+#: Seconds a fetch lease lasts without renewal; its holder renews it every third of
+#: that while it fetches. A holder that dies (SIGKILL, power loss) blocks its peers
+#: this long at most, not a whole fetch's 35 s (issue 26).
+LEASE_TTL = 3.0
 
 logger = logging.getLogger("robots_async")
 _T = TypeVar("_T")
@@ -122,7 +127,12 @@ class SharedStoreProtocol:
             usable_state = record is not None and unlike_own_fetch(record, self._policy) is None
             if previous is None and record is not None and usable_state:
                 previous = self._from_record(origin, record, None, generation)
-            entry = await self._fetch_locally(origin, previous, generation)
+            renewing = self._keep_renewed(store, lease) if lease is not None else None
+            try:
+                entry = await self._fetch_locally(origin, previous, generation)
+            finally:
+                if renewing is not None:
+                    renewing.cancel()
             await self._share(store, entry)
             return entry
         finally:
@@ -203,11 +213,13 @@ class SharedStoreProtocol:
     ) -> tuple[CacheEntry | None, Lease | None]:
         """Wait for the lease holder's record, or take the lease once it is free.
 
-        Polls with back-off; gives up after one lease TTL (on the event loop's
-        clock: the injected clock may be a fake that never moves) and fetches.
+        Polls with back-off; gives up after a whole fetch's time (on the event loop's
+        clock: the injected clock may be a fake that never moves) and fetches. A dead
+        holder's lease lapses within ``LEASE_TTL`` (it is renewed only while its holder
+        lives), so the lease is taken over then.
         """
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._lease_ttl()
+        deadline = loop.time() + self._holder_patience()
         delay = 0.05
         while loop.time() < deadline:
             await asyncio.sleep(delay)
@@ -269,5 +281,34 @@ class SharedStoreProtocol:
             self._store_down_since = asyncio.get_running_loop().time()
 
     def _lease_ttl(self) -> float:
-        # Long enough for one whole fetch; a dead holder blocks others no longer.
+        """Short with a store that renews leases: a dead holder frees the origin within
+        it; else long enough for one whole fetch (a dead holder blocks that long)."""
+        if callable(getattr(self._store, "renew", None)):
+            return LEASE_TTL
+        return self._holder_patience()
+
+    def _holder_patience(self) -> float:
+        """How long a waiter waits for a live holder: one whole fetch and a margin."""
         return self._policy.total_timeout + 5.0
+
+    def _keep_renewed(self, store: RobotsStore, lease: Lease) -> asyncio.Task[None] | None:
+        """A task renewing ``lease`` every third of its TTL until cancelled (None when
+        the store cannot renew: its leases last a whole fetch)."""
+        renew = getattr(store, "renew", None)
+        if not callable(renew):
+            return None
+
+        async def keep() -> None:
+            current: Lease | None = lease
+            while current is not None:
+                await asyncio.sleep(LEASE_TTL / 3)
+                try:
+                    current = await self._store_call(renew(current, LEASE_TTL))
+                except StoreError as exc:
+                    # The lease lapses: at worst a peer fetches too. Never our verdict.
+                    logger.debug("robots lease for %s not renewed: %s", lease.origin, exc)
+                    return
+                if current is None:
+                    logger.debug("robots lease for %s lost before the fetch ended", lease.origin)
+
+        return asyncio.get_running_loop().create_task(keep())

@@ -85,6 +85,7 @@ ON CONFLICT (origin) DO UPDATE SET token = excluded.token, expires_at = excluded
 WHERE leases.expires_at <= ?
 """
 _RELEASE = "DELETE FROM leases WHERE origin = ? AND token = ? AND expires_at > ?"
+_RENEW = "UPDATE leases SET expires_at = ? WHERE origin = ? AND token = ? AND expires_at > ?"
 _PUT = """
 INSERT OR REPLACE INTO records (origin, meta, body, last_good, written_at)
 VALUES (?, ?, ?, ?, ?)
@@ -156,6 +157,12 @@ class SQLiteStore(AsyncClosing):
         """Release ``lease`` if it is still ours; False if it expired or was taken over."""
         released: bool = await self._run(self._release, _key(lease.origin), lease.token)
         return released
+
+    async def renew(self, lease: Lease, ttl: float) -> Lease | None:
+        """Extend ``lease`` to ``ttl`` seconds from now if it is still ours (one UPDATE)."""
+        _check_positive("ttl", ttl)
+        until: float | None = await self._run(self._renew, _key(lease.origin), lease.token, ttl)
+        return None if until is None else Lease(lease.origin, lease.token, until)
 
     async def aclose(self) -> None:
         """Close the file (idempotent); later calls raise :class:`StoreError`."""
@@ -250,6 +257,11 @@ class SQLiteStore(AsyncClosing):
 
     def _release(self, conn: sqlite3.Connection, key: str, token: str) -> bool:
         return conn.execute(_RELEASE, (key, token, time.time())).rowcount == 1
+
+    def _renew(self, conn: sqlite3.Connection, key: str, token: str, ttl: float) -> float | None:
+        now = time.time()
+        renewed = conn.execute(_RENEW, (now + ttl, key, token, now)).rowcount == 1
+        return now + ttl if renewed else None
 
     def _close(self) -> None:
         conn, self._conn = self._conn, None

@@ -72,6 +72,11 @@ class RobotsStore(Protocol):
         """Give a lease back; False if it had expired or belongs to someone else."""
         ...
 
+    # Optional: ``async def renew(lease, ttl) -> Lease | None``, which extends a lease
+    # still held by its token to ``ttl`` seconds from now (None if it was lost). With
+    # it, the cache holds short leases renewed while its fetch runs, so a dead
+    # holder frees an origin in seconds; without it, a lease lasts a whole fetch.
+
     async def aclose(self) -> None:
         """Release connections."""
         ...
@@ -113,6 +118,17 @@ class MemoryStore(AsyncClosing):
                 return False
             del self._leases[lease.origin]
             return held.expires_at > self._clock()
+
+    async def renew(self, lease: Lease, ttl: float) -> Lease | None:
+        """Extend ``lease`` to ``ttl`` seconds from now if it is still the one held."""
+        async with self._lock:
+            now = self._clock()
+            held = self._leases.get(lease.origin)
+            if held is None or held.token != lease.token or held.expires_at <= now:
+                return None
+            renewed = Lease(lease.origin, lease.token, now + ttl)
+            self._leases[lease.origin] = renewed
+            return renewed
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -69,6 +69,13 @@ if redis.call("get", KEYS[1]) == ARGV[1] then
 end
 return 0
 """
+# Extend the lease only if it still holds our token (compare-and-expire).
+_RENEW = """
+if redis.call("get", KEYS[1]) == ARGV[1] then
+    return redis.call("pexpire", KEYS[1], ARGV[2])
+end
+return 0
+"""
 # Replace a record in one step, on its one key (one slot in a cluster):
 # ARGV[1] is the expiry in ms, then field/value pairs.
 _PUT = """
@@ -120,6 +127,7 @@ class RedisStore(AsyncClosing):
         self._keep_for = keep_for
         self._timeout = timeout
         self._release_script = self._redis.register_script(_RELEASE)
+        self._renew_script = self._redis.register_script(_RENEW)
         self._put_script = self._redis.register_script(_PUT)
         self._ready = not isinstance(self._redis, RedisCluster)
         self._ready_lock = asyncio.Lock()
@@ -163,6 +171,13 @@ class RedisStore(AsyncClosing):
         keys = [self._key("lease", lease.origin)]
         deleted = await self._call(lambda: self._release_script(keys=keys, args=[lease.token]))
         return bool(deleted)
+
+    async def renew(self, lease: Lease, ttl: float) -> Lease | None:
+        """Extend ``lease`` to ``ttl`` seconds from now if it is still ours (one script)."""
+        keys = [self._key("lease", lease.origin)]
+        args: list[str | int] = [lease.token, _millis(ttl)]
+        renewed = await self._call(lambda: self._renew_script(keys=keys, args=args))
+        return Lease(lease.origin, lease.token, time.time() + ttl) if renewed else None
 
     async def aclose(self) -> None:
         """Close the client if this store created it."""

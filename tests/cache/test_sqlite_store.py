@@ -352,3 +352,35 @@ def test_bad_settings_raise_at_construction(tmp_path: Path, name: str, value: fl
     with pytest.raises(ValueError, match=name):
         ra.SQLiteStore(tmp_path / "x.sqlite", **{name: value})
     assert not os.path.exists(tmp_path / "x.sqlite")
+
+
+async def test_a_worker_killed_mid_fetch_frees_the_origin_in_seconds(
+    make_server: Callable[[int], Awaitable[Server]],
+    start_worker: Callable[..., Awaitable[StoreWorker]],
+    tmp_path: Path,
+) -> None:
+    """A worker process holding the lease of a slow robots.txt is SIGKILLed: its peer on
+    the same file answers within 5 s of the kill (the lease is short and was renewed
+    only while its holder lived; a whole fetch's 35 s before)."""
+    server = await make_server(1)
+    server.text("/robots.txt", RULES, delay=25.0)
+    path = str(tmp_path / "shared.sqlite")
+    doomed, peer = [await start_worker("sqlite_worker.py", path) for _ in range(2)]
+    for worker in (doomed, peer):
+        assert await worker.read() == {"ready": True}
+    url = server.url("/private/x")
+    await doomed.send({"urls": [url]})
+    for _ in range(600):
+        if server.count():
+            break
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(4.0)  # past one lease TTL: the live holder kept it renewed
+    server.text("/robots.txt", RULES)
+    os.kill(doomed.proc.pid, signal.SIGKILL)
+    await doomed.proc.wait()
+    killed_at = time.monotonic()
+    await peer.send({"urls": [url]})
+    report = await peer.read(30.0)
+    assert time.monotonic() - killed_at < 5.0
+    assert report["verdicts"] == [False]
+    assert server.count() == 2  # the dead worker's request, then the peer's

@@ -563,3 +563,30 @@ async def test_record_claiming_a_huge_size_cannot_flush_the_readers_cache(
     assert cache.stats.evictions == 0
     assert cache.peek(server.origin()) is not None
     assert cache.stats.memory < 1_000_000
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_renew_extends_only_a_lease_still_held(kind: str, tmp_path: Path) -> None:
+    """renew() moves a held lease's expiry forward; a released, expired or taken-over
+    lease is not renewed (None), so a lost lease is never silently resurrected."""
+    origin = ra.Origin.from_url("http://renew.test")
+    store: ra.MemoryStore | ra.SQLiteStore = (
+        ra.MemoryStore() if kind == "memory" else ra.SQLiteStore(str(tmp_path / "s.sqlite"))
+    )
+    async with store:
+        lease = await store.acquire(origin, 0.3)
+        assert lease is not None
+        renewed = await store.renew(lease, 5.0)
+        assert renewed is not None
+        assert renewed.expires_at > lease.expires_at + 4
+        await asyncio.sleep(0.4)  # past the first TTL: the renewal kept it
+        assert await store.acquire(origin, 1.0) is None
+        assert await store.release(renewed)
+        assert await store.renew(renewed, 5.0) is None  # released: gone
+        short = await store.acquire(origin, 0.1)
+        assert short is not None
+        await asyncio.sleep(0.2)
+        assert await store.renew(short, 5.0) is None  # expired
+        taker = await store.acquire(origin, 5.0)
+        assert taker is not None
+        assert await store.renew(short, 5.0) is None  # someone else's now

@@ -180,3 +180,50 @@ async def test_yandex_worker_503s_do_not_open_origins_for_default_workers(
     assert strict_report["cache"]["store_hits"] == 50
     assert strict_report["cache"]["fetches"] == 0
     assert sites.total() == 50
+
+
+async def test_a_worker_killed_mid_fetch_delays_its_peers_under_5_s(
+    redis_server: RedisServer, prefix: str, sites: Sites, start_worker: StartWorker
+) -> None:
+    """A real worker holding the lease of a slow robots.txt is SIGKILLed mid-fetch: its
+    short lease (renewed only while it lives) lapses, and another worker answers within
+    5 s of the kill (35 s when a lease lasted a whole fetch)."""
+    [site] = await sites.add(delay=25.0)
+    doomed, peer = await asyncio.gather(
+        *(start_worker("--redis-url", redis_server.url, "--prefix", prefix) for _ in range(2))
+    )
+    await doomed.send(urls_for([site]), seed=0)
+    await asyncio.wait_for(site.requested.wait(), 30)
+    await asyncio.sleep(4.0)  # past one lease TTL: the live holder kept it renewed
+    site.serve()  # answers at once from now on
+    os.kill(doomed.proc.pid, signal.SIGKILL)
+    await doomed.proc.wait()
+    killed_at = time.monotonic()
+    [report] = await asyncio.gather(peer.run(urls_for([site]), seed=1))
+    answered_at = time.monotonic()
+    assert_verdicts(report, [site])
+    assert answered_at - killed_at < 5.0
+    assert site.count() == 2  # the dead worker's request, then the peer's
+    assert report["cache"]["fetches"] == 1
+
+
+async def test_a_live_holder_keeps_its_lease_through_a_slow_fetch(
+    redis_server: RedisServer, prefix: str, sites: Sites, start_worker: StartWorker
+) -> None:
+    """A robots.txt that takes 5 s (longer than the 3 s lease): the holder renews its
+    lease, so its peers wait for its record and the site sees one request."""
+    [site] = await sites.add(delay=5.0)
+    workers = await asyncio.gather(
+        *(start_worker("--redis-url", redis_server.url, "--prefix", prefix) for _ in range(3))
+    )
+    first = asyncio.create_task(workers[0].run(urls_for([site]), seed=0))
+    await asyncio.wait_for(site.requested.wait(), 30)
+    others = await asyncio.gather(
+        *(w.run(urls_for([site]), seed=i) for i, w in enumerate(workers[1:]))
+    )
+    reports = [await first, *others]
+    for report in reports:
+        assert_verdicts(report, [site])
+    assert site.count() == 1
+    assert total(reports, "fetches") == 1
+    assert total(reports, "store_hits") == 2
