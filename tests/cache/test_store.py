@@ -18,6 +18,7 @@ from .conftest import TOKEN
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
     from .conftest import FakeClock, Server
 
