@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ..fetch.addresses import PublicAddress
     from ..fetch.outcome import ErrorKind, FetchOutcome
     from ..fetch.policy import FetchPolicy
+    from ._scrapy_waiting import WaitingRequests
 
 __all__ = ["ROBOTS_PRIORITY", "ScrapyFetcher", "Validators"]
 
@@ -109,11 +110,13 @@ class ScrapyFetcher:
         policy: FetchPolicy,
         match_policy: PolicyName = "google",
         public_address: PublicAddress = is_public,
+        waiting: WaitingRequests | None = None,
     ) -> None:
         self._crawler = crawler
         self._policy = policy
         self._match_policy = match_policy
         self._public = public_address
+        self._waiting = waiting
 
     async def fetch(
         self, url: str, *, keep_body: bool = False, validators: Validators | None = None
@@ -230,7 +233,11 @@ class ScrapyFetcher:
         )
         engine = self._crawler.engine
         assert engine is not None
-        return request, await engine.download_async(request)
+        if self._waiting is None:
+            return request, await engine.download_async(request)
+        # Bounded by the fetch lanes, not by the pages' CONCURRENT_REQUESTS.
+        with self._waiting.waiting(request, always=True):
+            return request, await engine.download_async(request)
 
     def _outcome(
         self,

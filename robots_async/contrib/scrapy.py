@@ -51,6 +51,7 @@ from ._scrapy_settings import (
     Setting,
     read_settings,
 )
+from ._scrapy_waiting import WaitingRequests
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -160,11 +161,16 @@ class RobotsTxtMiddleware:
         self._default_useragent: str = settings.get("USER_AGENT", "Scrapy")
         self._robotstxt_useragent: str | None = settings.get("ROBOTSTXT_USER_AGENT")
         self._policy = fetch_policy_from(config)
+        # Requests waiting for robots.txt leave CONCURRENT_REQUESTS free, up to 8 per
+        # slot of it; past that they count again (back-pressure).
+        concurrency = max(1, settings.getint("CONCURRENT_REQUESTS"))
+        self.waiting = WaitingRequests(crawler, limit=8 * concurrency)
         fetcher = ScrapyFetcher(
             crawler,
             policy=self._policy,
             match_policy=config.policy,
             public_address=self.public_address,
+            waiting=self.waiting,
         )
         self._store = _store_from(config, settings.get("JOBDIR"))
         self.cache = RobotsCache(
@@ -197,7 +203,10 @@ class RobotsTxtMiddleware:
             origin = Origin.from_url(request.url)
         except InvalidURLError:
             return  # data:, file:, s3: ... robots.txt does not govern them
-        entry, _ = await self.cache.get(origin)
+        entry = self.cache.fresh(origin)
+        if entry is None:
+            with self.waiting.waiting(request):
+                entry, _ = await self.cache.get(origin)
         await self._announce(origin, entry, request)
         token = product_token(self._user_agent(request))
         verdict = entry.robots.explain(request.url, robots_token=token)
