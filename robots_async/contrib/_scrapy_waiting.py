@@ -75,7 +75,7 @@ class WaitingRequests:
     def _install(self) -> bool:
         if self._installed is not None:
             return self._installed
-        engine: Any = self._crawler.engine
+        engine = self._engine()
         if engine is None:
             return False  # not crawling yet: try again on the next request
         downloader: Any = getattr(engine, "downloader", None)
@@ -93,8 +93,15 @@ class WaitingRequests:
 
     def _wake_engine(self) -> None:
         """Let the engine take the next request now rather than at its next heartbeat."""
-        slot = getattr(self._crawler.engine, "_slot", None)
+        slot = getattr(self._engine(), "_slot", None)
         nextcall = getattr(slot, "nextcall", None)
         schedule = getattr(nextcall, "schedule", None)
         if callable(schedule):
             schedule()
+
+    def _engine(self) -> Any:
+        """The crawl's engine, or None before the crawl starts (Scrapy 2.19 raises then)."""
+        try:
+            return self._crawler.engine
+        except (AttributeError, RuntimeError):
+            return None

@@ -20,8 +20,10 @@ stops the crawl; ``ROBOTSTXT_OBEY = False`` is the only way to turn this off.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 try:
@@ -194,19 +196,24 @@ class RobotsTxtMiddleware:
         """
         return cls(crawler)
 
-    async def process_request(self, request: Request, spider: Any = None) -> None:
+    async def process_request(self, request: Request, spider: Any = None) -> Request | None:
         """Wait for the origin's robots.txt; drop the request if it is disallowed, or if
         its robots.txt usage preference refuses a ``ROBOTSASYNC_REFUSE_USAGE`` category."""
         if request.meta.get("dont_obey_robotstxt"):
-            return
+            return None
         try:
             origin = Origin.from_url(request.url)
         except InvalidURLError:
-            return  # data:, file:, s3: ... robots.txt does not govern them
+            return None  # data:, file:, s3: ... robots.txt does not govern them
         entry = self.cache.fresh(origin)
-        if entry is None:
+        if entry is None or _our_limit(entry):
             with self.waiting.waiting(request):
-                entry, _ = await self.cache.get(origin)
+                entry = await self._entry_beyond_our_limits(origin, entry)
+            if _our_limit(entry):
+                # Still our own shortage (no descriptors): back to the scheduler, to be
+                # tried again later, never dropped as if the site had said no.
+                self._inc("robotsasync/rescheduled/local_limit")
+                return request.replace(dont_filter=True)
         await self._announce(origin, entry, request)
         token = product_token(self._user_agent(request))
         verdict = entry.robots.explain(request.url, robots_token=token)
@@ -219,6 +226,21 @@ class RobotsTxtMiddleware:
             # robots.txt already says "n": the response cannot make it "y" (vocab §7.1).
             self._refuse_usage(request, usage, "robots.txt")
             request.meta[_USAGE_META] = usage
+        return None
+
+    async def _entry_beyond_our_limits(
+        self, origin: Origin, entry: CacheEntry | None
+    ) -> CacheEntry:
+        """The origin's entry, waiting out (a bounded number of times) an entry that our
+        own limits made: its short TTL, then a new fetch."""
+        for _ in range(_LOCAL_LIMIT_WAITS):
+            if entry is not None and _our_limit(entry):
+                await asyncio.sleep(max(0.0, entry.expires_at - time.time()))
+            entry, _ = await self.cache.get(origin)
+            if not _our_limit(entry):
+                break
+        assert entry is not None
+        return entry
 
     def process_response(
         self, request: Request, response: Response, spider: Any = None
@@ -323,3 +345,14 @@ class RobotsTxtMiddleware:
         finally:
             if self._store is not None:
                 await self._store.aclose()
+
+
+#: Times a request waits out an entry made by our own limits before it goes back to
+#: the scheduler (each wait is the entry's 5 s TTL).
+_LOCAL_LIMIT_WAITS = 3
+
+
+def _our_limit(entry: CacheEntry) -> bool:
+    """True for an entry our own limits made (no descriptor, no socket buffer): not the
+    site's answer, so no request is dropped on it."""
+    return entry.outcome.error == "local-limit"

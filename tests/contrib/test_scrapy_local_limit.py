@@ -1,0 +1,79 @@
+"""A robots.txt our own process could not fetch (no descriptor: "local-limit") never
+drops a Scrapy request: it waits the entry out, and goes back to the scheduler if our
+shortage lasts (issue 26)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from scrapy import Request
+from scrapy.utils.test import get_crawler
+
+import robots_async as ra
+from robots_async.contrib.scrapy import RobotsTxtMiddleware
+from robots_async.fetch import policy as fetch_policy
+
+RULES = b"User-agent: *\nDisallow: /private\n"
+
+
+class ShortOfDescriptors:
+    """A fetcher whose first ``failures`` fetches fail for want of descriptors (what a
+    real one reports on EMFILE, which a test cannot time), then answers ``RULES``."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.calls = 0
+
+    async def fetch(self, url: str, *, keep_body: bool = False, **_: Any) -> ra.FetchOutcome:
+        self.calls += 1
+        if self.calls <= self.failures:
+            return ra.FetchOutcome(url, url, None, error="local-limit", error_detail="EMFILE")
+        return ra.FetchOutcome(url, url, 200, robots=ra.parse(RULES))
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+def middleware_with(fetcher: ShortOfDescriptors) -> RobotsTxtMiddleware:
+    # No Crawl-delay pacing: it needs the engine of a running crawl.
+    settings = {"ROBOTSTXT_OBEY": True, "ROBOTSASYNC_CRAWL_DELAY": False}
+    crawler = get_crawler(settings_dict=settings)
+    middleware = RobotsTxtMiddleware(crawler)
+    middleware.cache = ra.RobotsCache(fetcher)
+    return middleware
+
+
+@pytest.fixture(autouse=True)
+def short_local_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries made by our own limits kept 0.05 s instead of 5 s (the test's pace)."""
+    monkeypatch.setattr(fetch_policy, "LOCAL_LIMIT_TTL", 0.05)
+
+
+async def test_a_request_waits_out_our_limit_and_gets_the_site_s_answer() -> None:
+    """Two fetches short of descriptors, then the real file: the allowed page goes on,
+    the private one is forbidden by its rule, nothing was dropped for our shortage."""
+    fetcher = ShortOfDescriptors(failures=2)
+    middleware = middleware_with(fetcher)
+    assert await middleware.process_request(Request("http://limit.test/page")) is None
+    with pytest.raises(Exception, match=r"Forbidden by robots\.txt"):
+        await middleware.process_request(Request("http://limit.test/private/x"))
+    assert fetcher.calls == 3
+    await middleware.cache.aclose()
+
+
+async def test_a_lasting_shortage_sends_the_request_back_to_the_scheduler() -> None:
+    """Our shortage outlasts the waits: the request comes back (Scrapy reschedules a
+    returned Request), counted, never an IgnoreRequest."""
+    fetcher = ShortOfDescriptors(failures=100)
+    middleware = middleware_with(fetcher)
+    request = Request("http://limit.test/page")
+    again = await middleware.process_request(request)
+    assert isinstance(again, Request)
+    assert again.url == request.url
+    assert again.dont_filter
+    stats = middleware.crawler.stats
+    assert stats is not None
+    assert stats.get_value("robotsasync/rescheduled/local_limit") == 1
+    assert stats.get_value("robotstxt/forbidden") is None
+    await middleware.cache.aclose()
