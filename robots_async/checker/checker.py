@@ -31,9 +31,11 @@ if TYPE_CHECKING:
     from ..core.policy import MatchPolicy, PolicyName
     from ..core.results import RequestRate, Verdict
     from ..core.robots import RobotsTxt
+    from ..core.sitemaps import SitemapLimits
     from ..core.usage import UsagePreferences
     from ..fetch.fetcher import Fetcher
     from ..fetch.outcome import FetchOutcome
+    from .sitemaps import SitemapWalk
 
 __all__ = ["CheckerStats", "Decision", "RobotsChecker"]
 
@@ -302,6 +304,27 @@ class RobotsChecker(AsyncClosing):
         origin = self._origin(url)
         entry, _ = await self._entry(origin)
         return tuple(dict.fromkeys(urljoin(origin.robots_url, s) for s in entry.robots.sitemaps))
+
+    def sitemap_urls(
+        self,
+        url: str,
+        *,
+        sitemaps: Iterable[str] | None = None,
+        include_disallowed: bool = False,
+        limits: SitemapLimits | None = None,
+    ) -> SitemapWalk:
+        """Stream the URLs of the sitemaps its cached robots.txt names (or ``sitemaps``)
+        that this crawler may fetch, or all with verdicts (``checker/sitemaps.py``)."""
+        from .sitemaps import SitemapWalk
+
+        return SitemapWalk(
+            self, url, sitemaps=sitemaps, include_disallowed=include_disallowed, limits=limits
+        )
+
+    @property
+    def fetcher(self) -> Fetcher:
+        """The fetcher robots.txt (and sitemaps) are fetched with."""
+        return self._fetcher
 
     def invalidate(self, url: str) -> bool:
         """Forget the robots.txt of ``url``'s origin; True if it was cached."""
