@@ -173,7 +173,8 @@ class SitemapWalk:
         host = self._origin.host
         if self._given is not None:
             urls = [urljoin(self._url, given) for given in self._given]
-            return [_Sitemap(u, 0, frozenset(), (u,), host) for u in dict.fromkeys(urls)]
+            # The caller chose these: fetched as the caller's own requests (no guard).
+            return [_Sitemap(u, 0, frozenset(), (u,), _host(u)) for u in dict.fromkeys(urls)]
         vouched = frozenset({self._origin})
         return [
             _Sitemap(u, 0, vouched, (u,), host) for u in await self._checker.sitemaps(self._url)

@@ -163,3 +163,25 @@ async def test_hostile_sitemaps_stop_at_their_limits(
     assert stats.limits_hit == 2
     assert "sitemap:" in caplog.text
     assert peak < 24 * 2**20
+
+
+async def test_sitemap_on_another_host_is_guarded_like_a_redirect(serve: Serve) -> None:
+    """robots.txt naming a sitemap on another host: its first request goes through the
+    address guard as a redirect would (here to a loopback address: refused); the same
+    URL given by the caller is the caller's own request."""
+    hits: Counter[str] = Counter()
+    pages: dict[str, tuple[bytes, str]] = {}
+    base = await serve(site(pages, hits, ""))
+    elsewhere = f"http://[::ffff:127.0.0.1]:{base.rsplit(':', 1)[1]}/s.xml"
+    other_base = await serve(site(pages, hits, f"User-agent: *\nDisallow:\nSitemap: {elsewhere}\n"))
+    pages["/s.xml"] = (urlset([f"{base}/x"]), XML)
+    async with ra.RobotsChecker(UA) as checker:
+        named = checker.sitemap_urls(other_base)
+        assert [item async for item in named] == []
+        given = checker.sitemap_urls(base, sitemaps=[elsewhere])
+        assert [item.loc async for item in given] == []  # /x is not under the given host
+    assert named.stats.sitemaps_failed == 1
+    assert "blocked-redirect" in named.stats.warnings[0]
+    assert given.stats.sitemaps_fetched == 1
+    assert given.stats.sitemaps_failed == 0
+    assert hits["/s.xml"] == 1
