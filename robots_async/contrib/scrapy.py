@@ -51,6 +51,7 @@ from ._scrapy_settings import (
     Setting,
     read_settings,
 )
+from ._scrapy_sitemaps import cached_robots_response, is_sitemap_spider_robots
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -188,17 +189,19 @@ class RobotsTxtMiddleware:
         """
         return cls(crawler)
 
-    async def process_request(self, request: Request, spider: Any = None) -> None:
+    async def process_request(self, request: Request, spider: Any = None) -> Response | None:
         """Wait for the origin's robots.txt; drop the request if it is disallowed, or if
         its robots.txt usage preference refuses a ``ROBOTSASYNC_REFUSE_USAGE`` category."""
         if request.meta.get("dont_obey_robotstxt"):
-            return
+            return None
         try:
             origin = Origin.from_url(request.url)
         except InvalidURLError:
-            return  # data:, file:, s3: ... robots.txt does not govern them
+            return None  # data:, file:, s3: ... robots.txt does not govern them
         entry, _ = await self.cache.get(origin)
         await self._announce(origin, entry, request)
+        if is_sitemap_spider_robots(request):  # one robots.txt request per origin
+            return cached_robots_response(request, origin, entry)
         token = product_token(self._user_agent(request))
         verdict = entry.robots.explain(request.url, robots_token=token)
         if not verdict.allowed:
@@ -210,6 +213,7 @@ class RobotsTxtMiddleware:
             # robots.txt already says "n": the response cannot make it "y" (vocab §7.1).
             self._refuse_usage(request, usage, "robots.txt")
             request.meta[_USAGE_META] = usage
+        return None
 
     def process_response(
         self, request: Request, response: Response, spider: Any = None
