@@ -25,17 +25,17 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
 
     import aiohttp
+    from typing_extensions import Unpack
     from yarl import URL
 
     from ..cache.store import RobotsStore
     from ..core.policy import MatchPolicy, PolicyName
     from ..core.results import RequestRate, Verdict
     from ..core.robots import RobotsTxt
-    from ..core.sitemaps import SitemapLimits
     from ..core.usage import UsagePreferences
     from ..fetch.fetcher import Fetcher
     from ..fetch.outcome import FetchOutcome
-    from .sitemaps import SitemapWalk
+    from .sitemaps import SitemapOptions, SitemapWalk
 
 __all__ = ["CheckerStats", "Decision", "RobotsChecker"]
 
@@ -305,21 +305,12 @@ class RobotsChecker(AsyncClosing):
         entry, _ = await self._entry(origin)
         return tuple(dict.fromkeys(urljoin(origin.robots_url, s) for s in entry.robots.sitemaps))
 
-    def sitemap_urls(
-        self,
-        url: str,
-        *,
-        sitemaps: Iterable[str] | None = None,
-        include_disallowed: bool = False,
-        limits: SitemapLimits | None = None,
-    ) -> SitemapWalk:
-        """Stream the URLs of the sitemaps its cached robots.txt names (or ``sitemaps``)
-        that this crawler may fetch, or all with verdicts (``checker/sitemaps.py``)."""
+    def sitemap_urls(self, url: str, **options: Unpack[SitemapOptions]) -> SitemapWalk:
+        """Stream the URLs of the sitemaps the cached robots.txt names that this crawler
+        may fetch (options: :class:`SitemapOptions`; see ``checker/sitemaps.py``)."""
         from .sitemaps import SitemapWalk
 
-        return SitemapWalk(
-            self, url, sitemaps=sitemaps, include_disallowed=include_disallowed, limits=limits
-        )
+        return SitemapWalk(self, url, **options)
 
     @property
     def fetcher(self) -> Fetcher:

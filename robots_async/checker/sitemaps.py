@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict
 from urllib.parse import urljoin, urlsplit
 
 from ..core.errors import ConfigurationError, InvalidURLError
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..fetch.fetcher import Fetcher
     from ..fetch.outcome import FetchOutcome
 
-__all__ = ["SitemapStats", "SitemapWalk"]
+__all__ = ["SitemapOptions", "SitemapStats", "SitemapWalk"]
 
 logger = logging.getLogger("robots_async")
 
@@ -47,6 +47,17 @@ logger = logging.getLogger("robots_async")
 _GRACE = 0.25
 #: Warnings kept in the stats (the rest are logged and counted only).
 _KEPT_WARNINGS = 100
+
+
+class SitemapOptions(TypedDict, total=False):
+    """Options of :meth:`RobotsChecker.sitemap_urls`."""
+
+    #: Read these sitemaps (relative URLs resolve against ``url``), not robots.txt's.
+    sitemaps: Iterable[str] | None
+    #: Yield disallowed URLs too, each with its verdict (else only allowed ones).
+    include_disallowed: bool
+    #: Byte, URL, sitemap, depth and foreign-origin bounds.
+    limits: SitemapLimits | None
 
 
 class _Checker(Protocol):
