@@ -121,6 +121,7 @@ class SitemapParser:
         self._sniffed = False
         self._xml: XmlSitemapReader | None = None
         self._line = b""
+        self._start = b""  # the first bytes, while they may be a BOM
         self._found: list[RawEntry] = []
 
     @property
@@ -183,13 +184,12 @@ class SitemapParser:
             self._limit(f"more than {self.limits.max_uncompressed_bytes} bytes uncompressed")
             return
         if not self._sniffed:
-            start = data[3:] if data.startswith(_BOM) else data
-            start = start.lstrip()
-            if not start:
-                return  # only whitespace so far: not yet known
+            data = self._sniff(data)
+            if not data:
+                return  # only a BOM or whitespace so far: not yet known
             self._sniffed = True
             suffix = "+gzip" if self._gunzip is not None else ""
-            if start[:1] == b"<":
+            if data[:1] == b"<":
                 self.format = "xml" + suffix
                 self._xml = XmlSitemapReader(self._add)
             else:
@@ -202,6 +202,16 @@ class SitemapParser:
         except SitemapError as exc:
             if not self.stopped:
                 self._fail(str(exc))
+
+    def _sniff(self, data: bytes) -> bytes:
+        """``data`` without a leading UTF-8 BOM and whitespace (expat refuses an XML
+        declaration after whitespace, which some servers send); b"" while unknown."""
+        data, self._start = self._start + data, b""
+        if len(data) < len(_BOM) and _BOM.startswith(data):
+            self._start = data  # perhaps a BOM cut between pieces
+            return b""
+        data = data.removeprefix(_BOM)
+        return data.lstrip()
 
     def _text(self, data: bytes) -> None:
         """Plain-text sitemap: one absolute URL per line (sitemaps.org, UTF-8)."""
