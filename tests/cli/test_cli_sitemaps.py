@@ -56,3 +56,31 @@ async def test_sitemaps_failure_is_negative(
 def test_sitemaps_bad_limit_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sitemaps", "--max-sitemaps", "0", "http://127.0.0.1:9/"]) == 2
     assert "max_sitemaps" in capsys.readouterr().err
+
+
+async def test_progress_line_only_on_a_terminal(serve: Serve) -> None:
+    """With stderr on a terminal (a pty) a progress line is drawn there; stdout
+    carries the URLs only."""
+    import os
+    import pty
+    import sys
+
+    hits: Counter[str] = Counter()
+    pages: dict[str, tuple[bytes, str]] = {}
+    base = await serve(site(pages, hits, "Sitemap: /s.xml\n"))
+    pages["/s.xml"] = (urlset([f"{base}/{i}" for i in range(3)]), XML)
+    leader, follower = pty.openpty()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "robots_async", "sitemaps", base,
+            stdout=asyncio.subprocess.PIPE, stderr=follower,
+        )  # fmt: skip
+        out, _ = await asyncio.wait_for(proc.communicate(), 30)
+        os.set_blocking(leader, False)
+        err = os.read(leader, 65536).decode()
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert proc.returncode == 0
+    assert out.decode().split() == [f"{base}/{i}" for i in range(3)]
+    assert "3 URLs from 1 sitemaps" in err
