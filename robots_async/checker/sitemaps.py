@@ -6,7 +6,9 @@ come from the cached robots.txt (no second request) or from the caller; indexes 
 followed breadth first, each sitemap fetched once, through the cache's fetch lanes
 with the fetcher's redirect limit, deadline and address guard. Parsing is
 ``core/sitemaps.py``'s; a limit or a bad document ends that sitemap with a warning
-(logged and counted), never the walk.
+(logged and counted), never the walk. A sitemap's entries (at most ``max_urls``) are
+collected while it downloads and yielded after, so a slow consumer never holds a
+fetch lane or runs into the fetch's deadline.
 
 Scope (sitemaps.org): a URL is kept if its origin's robots.txt named the sitemap
 (or an index above it), or it lies on the sitemap's host under the sitemap's
@@ -251,11 +253,15 @@ class SitemapWalk:
             self._counts["dropped_scope"] += 1
             return None
         verdict = None
-        if self._all:
-            verdict = (await self._checker.explain(raw.loc)).verdict
-            allowed = verdict.allowed
-        else:
-            allowed = await self._checker.allowed(raw.loc)
+        try:
+            if self._all:
+                verdict = (await self._checker.explain(raw.loc)).verdict
+                allowed = verdict.allowed
+            else:
+                allowed = await self._checker.allowed(raw.loc)
+        except InvalidURLError:  # no URL a client could send: nothing to crawl
+            self._counts["dropped_scope"] += 1
+            return None
         if not allowed:
             self._counts["dropped_robots"] += 1
             if not self._all:

@@ -80,7 +80,7 @@ class SitemapUrl:
     lastmod: datetime | None
     changefreq: ChangeFreq | None
     priority: float | None
-    #: The sitemap (after redirects: the URL asked for) that listed it.
+    #: The URL of the sitemap that listed it (as named, before any redirect).
     sitemap: str
     #: The robots.txt verdict, when the walk was asked for every URL (else None).
     verdict: Verdict | None = None
