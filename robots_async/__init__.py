@@ -14,6 +14,7 @@ from .cache.cache import CacheEntry, CacheStats, RobotsCache
 from .cache.sqlite import SQLiteStore
 from .cache.store import Lease, MemoryStore, RobotsStore, StoredRobots, StoreSchemaError
 from .checker.checker import CheckerStats, Decision, RobotsChecker
+from .checker.sitemaps import SitemapStats, SitemapWalk
 from .core.agent import is_valid_token, product_token, require_token
 from .core.errors import (
     ClosedError,
@@ -24,12 +25,14 @@ from .core.errors import (
     InvalidURLError,
     InvalidUserAgentError,
     RobotsError,
+    SitemapError,
     StoreError,
 )
 from .core.parser import DEFAULT_MAX_BYTES, MAX_LINE_BYTES, RobotsParser, parse
 from .core.policy import FIRST_MATCH, GOOGLE, GOOGLE_REFERENCE, RFC9309, MatchPolicy, PolicyName
 from .core.results import CleanParam, Group, ParseWarning, RequestRate, Rule, Verdict, VisitTime
 from .core.robots import RobotsTxt
+from .core.sitemaps import SitemapLimits, SitemapUrl
 from .core.url import Origin, request_target, robots_url
 from .core.usage import UsagePreferences, UsageRule, combine_usage, usage_from_header
 from .fetch.outcome import FetchOutcome
@@ -84,6 +87,11 @@ __all__ = [
     "RobotsTxt",
     "Rule",
     "SQLiteStore",
+    "SitemapError",
+    "SitemapLimits",
+    "SitemapStats",
+    "SitemapUrl",
+    "SitemapWalk",
     "StoreError",
     "StoreSchemaError",
     "StoredRobots",

@@ -107,6 +107,7 @@ PINNED_ALL = {
         "MAX_LINE_BYTES", "MatchPolicy", "MemoryStore", "Origin", "ParseWarning",
         "PolicyName", "RFC9309", "RequestRate", "Resolution", "RobotsCache", "RobotsChecker",
         "RobotsError", "RobotsParser", "RobotsStore", "RobotsTxt", "Rule", "SQLiteStore",
+        "SitemapError", "SitemapLimits", "SitemapStats", "SitemapUrl", "SitemapWalk",
         "StoreError", "StoreSchemaError", "StoredRobots", "UsagePreferences", "UsageRule",
         "Verdict", "VisitTime", "__version__", "combine_usage", "is_valid_token", "parse",
         "product_token", "request_target", "require_token", "robots_url",

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
 
     import aiohttp
+    from typing_extensions import Unpack
     from yarl import URL
 
     from ..cache.store import RobotsStore
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from ..core.usage import UsagePreferences
     from ..fetch.fetcher import Fetcher
     from ..fetch.outcome import FetchOutcome
+    from .sitemaps import SitemapOptions, SitemapWalk
 
 __all__ = ["CheckerStats", "Decision", "RobotsChecker"]
 
@@ -302,6 +304,18 @@ class RobotsChecker(AsyncClosing):
         origin = self._origin(url)
         entry, _ = await self._entry(origin)
         return tuple(dict.fromkeys(urljoin(origin.robots_url, s) for s in entry.robots.sitemaps))
+
+    def sitemap_urls(self, url: str, **options: Unpack[SitemapOptions]) -> SitemapWalk:
+        """Stream the URLs of the sitemaps the cached robots.txt names that this crawler
+        may fetch (options: :class:`SitemapOptions`; see ``checker/sitemaps.py``)."""
+        from .sitemaps import SitemapWalk
+
+        return SitemapWalk(self, url, **options)
+
+    @property
+    def fetcher(self) -> Fetcher:
+        """The fetcher robots.txt (and sitemaps) are fetched with."""
+        return self._fetcher
 
     def invalidate(self, url: str) -> bool:
         """Forget the robots.txt of ``url``'s origin; True if it was cached."""

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..core.errors import InvalidURLError, InvalidUserAgentError
-from . import check, explain, fetch, lint
+from . import check, explain, fetch, lint, sitemaps
 from .common import _setup_logging
 from .options import (
     _EPILOG,
@@ -47,7 +47,7 @@ __all__ = ["build_parser", "main"]
 
 #: The commands, each a module with ``add_parser(subparsers)``: adding one is a
 #: module and a line here.
-COMMANDS = (check, explain, lint, fetch)
+COMMANDS = (check, explain, lint, fetch, sitemaps)
 
 
 def _add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -43,6 +43,7 @@ _OPTIONS = {
     "explain": _NETWORK,
     "lint": ("agent", "policy", "timeout", "private-redirects", "verbose"),
     "fetch": _NETWORK,
+    "sitemaps": _NETWORK,
 }
 
 

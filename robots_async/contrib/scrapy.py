@@ -53,6 +53,7 @@ from ._scrapy_settings import (
     Setting,
     read_settings,
 )
+from ._scrapy_sitemaps import cached_robots_response, is_sitemap_spider_robots
 from ._scrapy_waiting import WaitingRequests
 
 if TYPE_CHECKING:
@@ -196,7 +197,9 @@ class RobotsTxtMiddleware:
         """
         return cls(crawler)
 
-    async def process_request(self, request: Request, spider: Any = None) -> Request | None:
+    async def process_request(
+        self, request: Request, spider: Any = None
+    ) -> Request | Response | None:
         """Wait for the origin's robots.txt; drop the request if it is disallowed, or if
         its robots.txt usage preference refuses a ``ROBOTSASYNC_REFUSE_USAGE`` category."""
         if request.meta.get("dont_obey_robotstxt"):
@@ -215,6 +218,8 @@ class RobotsTxtMiddleware:
                 self._inc("robotsasync/rescheduled/local_limit")
                 return request.replace(dont_filter=True)
         await self._announce(origin, entry, request)
+        if is_sitemap_spider_robots(request):  # one robots.txt request per origin
+            return cached_robots_response(request, origin, entry)
         token = product_token(self._user_agent(request))
         verdict = entry.robots.explain(request.url, robots_token=token)
         if not verdict.allowed:

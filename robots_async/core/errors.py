@@ -27,6 +27,7 @@ __all__ = [
     "InvalidURLError",
     "InvalidUserAgentError",
     "RobotsError",
+    "SitemapError",
     "StoreError",
 ]
 
@@ -70,6 +71,14 @@ class EventLoopError(RobotsError, RuntimeError):
 
     Its fetches, connections and in-flight tasks belong to that loop (each
     ``asyncio.run()`` makes a new one): create the checker inside the loop using it.
+    """
+
+
+class SitemapError(RobotsError):
+    """A sitemap that cannot be read safely (entity declarations, malformed XML).
+
+    Raised inside the sitemap parser and turned into that sitemap's warning: it ends
+    one sitemap, never the iteration over an origin's sitemaps.
     """
 
 

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from ..core.policy import MatchPolicy, PolicyName
     from ..core.robots import RobotsTxt
     from .addresses import PublicAddress
+    from .body import BodySink
     from .outcome import ErrorKind, FetchOutcome, Validators
 
 __all__ = ["AiohttpFetcher", "Fetcher", "classify_error"]
@@ -135,13 +136,38 @@ class AiohttpFetcher:
         ``validators`` make the request to their URL conditional; a 304 to it comes
         back as status 304 with no body (see :func:`_not_modified`).
         """
+        return await self._run(url, keep_body, validators, None)
+
+    async def fetch_into(
+        self, url: str, sink: BodySink, *, public_only: bool = False
+    ) -> FetchOutcome:
+        """Fetch ``url`` as :meth:`fetch` does (redirects, guard, deadline) but stream
+        its decoded body into ``sink`` (a sitemap, say) until ``sink.feed`` says stop.
+
+        ``public_only``: the URL was named by a document from another host, so its
+        first request is guarded like a redirect (``policy.private_redirects``).
+        """
+        public_only = public_only and self._policy.private_redirects == "block"
+        return await self._run(url, False, None, sink, public_only=public_only)
+
+    async def _run(
+        self,
+        url: str,
+        keep_body: bool,
+        validators: Validators | None,
+        sink: BodySink | None,
+        *,
+        public_only: bool = False,
+    ) -> FetchOutcome:
         loop = asyncio.get_running_loop()
         started = loop.time()
         # With a caller's session the connection's address is out of sight: the
         # chain looks hosts up itself before following (best effort).
         chain = RedirectChain(url, precheck=None if self._owns_session else self._public)
         try:
-            return await self._follow(chain, started, keep_body, validators)
+            return await self._follow(
+                chain, started, keep_body, validators, sink=sink, public_only=public_only
+            )
         except (asyncio.TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
             kind = classify_error(exc, chain.count)
             return chain.outcome(loop.time() - started, error=kind, detail=_describe(exc))
@@ -152,11 +178,13 @@ class AiohttpFetcher:
         started: float,
         keep_body: bool,
         validators: Validators | None = None,
+        *,
+        sink: BodySink | None = None,
+        public_only: bool = False,  # the previous hop reached a public address (guard on)
     ) -> FetchOutcome:
         loop = asyncio.get_running_loop()
         session = self._get_session()
         deadline = started + self._policy.total_timeout
-        public_only = False  # the previous hop reached a public address (guard on)
         while True:
             remaining = deadline - loop.time()
             if remaining <= 0:
@@ -185,7 +213,7 @@ class AiohttpFetcher:
                         elapsed = loop.time() - started
                         return _not_modified(chain, response, bool(conditional), elapsed)
                     if not is_redirect(status, headers):
-                        return await self._final(chain, response, started, keep_body)
+                        return await self._final(chain, response, started, keep_body, sink)
             finally:
                 GUARD.reset(token)
             error = await chain.follow(headers.get("Location"), self._policy)
@@ -211,6 +239,7 @@ class AiohttpFetcher:
         response: aiohttp.ClientResponse,
         started: float,
         keep_body: bool,
+        sink: BodySink | None = None,
     ) -> FetchOutcome:
         """The outcome of the response that ends the chain (not a redirect)."""
         elapsed = asyncio.get_running_loop().time() - started
@@ -224,6 +253,12 @@ class AiohttpFetcher:
             response.close()
             return chain.outcome(elapsed, status, error="protocol", detail=coding.reason)
         decoder = StackDecoder(coding.codings) if coding.action == "decode" else None
+        if sink is not None:
+            seen, truncated = await _stream(response, decoder, sink)
+            elapsed = asyncio.get_running_loop().time() - started
+            return chain.outcome(
+                elapsed, status, headers=headers, bytes_read=seen, truncated=truncated
+            )
         robots, seen, truncated, body = await self._read(response, keep_body, decoder)
         return chain.outcome(
             asyncio.get_running_loop().time() - started,
@@ -303,6 +338,27 @@ class AiohttpFetcher:
                 session._retry_connection = False
             self._session = session
         return self._session
+
+
+async def _stream(
+    response: aiohttp.ClientResponse, decoder: StackDecoder | None, sink: BodySink
+) -> tuple[int, bool]:
+    """Feed the decoded body to ``sink``; drop the connection once it has enough."""
+    seen = 0
+    try:
+        async for chunk in response.content.iter_chunked(_CHUNK):
+            for piece in decoder.feed(chunk) if decoder is not None else (chunk,):
+                seen += len(piece)
+                if sink.feed(piece):
+                    response.close()  # the rest is never downloaded nor expanded
+                    return seen, True
+        for piece in decoder.flush() if decoder is not None else ():
+            seen += len(piece)
+            if sink.feed(piece):
+                return seen, True
+    except zlib.error as exc:
+        raise aiohttp.ClientPayloadError(f"bad content encoding: {exc}") from exc
+    return seen, False
 
 
 def classify_error(exc: BaseException, hops: int = 0) -> ErrorKind:

@@ -1,0 +1,140 @@
+"""SitemapParser, sans-I/O: formats told by content, fields, namespaces, limits."""
+
+from __future__ import annotations
+
+import gzip
+from datetime import datetime, timezone
+
+import pytest
+
+from robots_async.core.errors import ConfigurationError
+from robots_async.core.sitemap_values import parse_changefreq, parse_lastmod, parse_priority
+from robots_async.core.sitemaps import SitemapLimits, SitemapParser, SitemapUrl, in_path_scope
+
+BASE = "https://example.com/sitemap.xml"
+SITEMAP = (
+    b'\xef\xbb\xbf\n  <?xml version="1.0" encoding="UTF-8"?>\n'
+    b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"\n'
+    b'  xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">\n'
+    b"<url><loc> https://example.com/a?x=1&amp;y=2 </loc><lastmod>2024-02-03</lastmod>"
+    b"<changefreq>Weekly</changefreq><priority>0.8</priority>"
+    b"<image:image><image:loc>https://cdn.example.com/i.png</image:loc></image:image>"
+    b"<unknown><loc>https://example.com/not-this</loc></unknown></url>\n"
+    b"<url><loc>https://example.com/b</loc><priority>7</priority></url>\n"
+    b"<url><lastmod>2024-01-01</lastmod></url>\n"
+    b"</urlset>\n"
+)
+
+
+def parse(data: bytes, step: int = 0, url: str = BASE, **limits: int) -> SitemapParser:
+    parser = SitemapParser(url, SitemapLimits(**limits))
+    found = []
+    for start in range(0, len(data), step or len(data) or 1):
+        found += parser.feed(data[start : start + (step or len(data))])
+    found += parser.close()
+    parser.found = [SitemapUrl.from_raw(raw, url) for raw in found]  # type: ignore[attr-defined]
+    return parser
+
+
+@pytest.mark.parametrize("step", [0, 1, 7, 64])
+@pytest.mark.parametrize("zipped", [False, True])
+def test_sitemap_in_any_pieces_plain_or_gzipped(step: int, zipped: bool) -> None:
+    parser = parse(gzip.compress(SITEMAP) if zipped else SITEMAP, step)
+    assert parser.kind == "urlset"
+    assert parser.format == ("xml+gzip" if zipped else "xml")
+    first, second = parser.found  # type: ignore[attr-defined]
+    assert first.loc == "https://example.com/a?x=1&y=2"
+    assert first.lastmod == datetime(2024, 2, 3, tzinfo=timezone.utc)
+    assert (first.changefreq, first.priority) == ("weekly", 0.8)
+    assert (second.loc, second.priority, second.lastmod) == ("https://example.com/b", None, None)
+    assert not parser.stopped
+
+
+@pytest.mark.parametrize(
+    "namespace", ['xmlns="http://www.google.com/schemas/sitemap/0.84"', "", 'xmlns:s="x"']
+)
+def test_any_root_namespace(namespace: str) -> None:
+    data = f"<urlset {namespace}><url><loc>https://e.com/</loc></url></urlset>".encode()
+    assert [u.loc for u in parse(data).found] == ["https://e.com/"]  # type: ignore[attr-defined]
+
+
+def test_plain_text_sitemap() -> None:
+    data = b"https://e.com/1\r\n\n  https://e.com/2  \nftp://e.com/x\nnot a url\nhttps://e.com/3"
+    parser = parse(data, 3)
+    assert parser.kind == "text"
+    assert [u.loc for u in parser.found] == [f"https://e.com/{i}" for i in (1, 2, 3)]  # type: ignore[attr-defined]
+
+
+def test_limits_end_the_sitemap_with_a_reason() -> None:
+    rows = b"".join(b"<url><loc>https://e.com/%d</loc></url>" for i in range(10))
+    data = b"<urlset>" + rows + b"</urlset>"
+    parser = parse(data, 16, max_urls=4)
+    assert len(parser.found) == 4  # type: ignore[attr-defined]
+    assert parser.limit_hit
+    assert parser.stopped == "limit: more than 4 entries"
+    assert parse(data, max_compressed_bytes=50).stopped.startswith("limit: more than 50 bytes")
+    bomb = gzip.compress(bytes(10_000_000))
+    stopped = parse(bomb, 4096, max_uncompressed_bytes=1_000_000)
+    assert stopped.stopped == "limit: more than 1000000 bytes uncompressed"
+    assert stopped.uncompressed_bytes < 1_200_000
+
+
+def test_refused_and_malformed_xml() -> None:
+    laughs = b'<!DOCTYPE x [<!ENTITY a "aaaa">]><urlset><url><loc>&a;</loc></url></urlset>'
+    refused = parse(laughs)
+    assert refused.stopped == "entity declaration 'a' refused"
+    assert not refused.limit_hit
+    broken = parse(b"<urlset><url><loc>https://e.com/</loc></url><url>")
+    assert broken.stopped.startswith("malformed XML")
+    assert [u.loc for u in broken.found] == ["https://e.com/"]  # type: ignore[attr-defined]
+    assert parse(b"<html><body>hi</body></html>").kind == "unknown"
+    assert parse(b"\x1f\x8b\x08\x00broken").stopped
+
+
+def test_overlong_field_is_dropped() -> None:
+    data = b"<urlset><url><loc>https://e.com/" + b"a" * 5000 + b"</loc></url></urlset>"
+    assert parse(data).found == []  # type: ignore[attr-defined]
+
+
+def test_index_children_and_feeds() -> None:
+    index = b"<sitemapindex><sitemap><loc>https://e.com/s1.xml</loc></sitemap></sitemapindex>"
+    parser = SitemapParser(BASE)
+    entries = parser.feed(index) + parser.close()
+    assert [(e.loc, e.is_sitemap) for e in entries] == [("https://e.com/s1.xml", True)]
+    atom = (
+        b'<feed xmlns="http://www.w3.org/2005/Atom"><entry><link rel="self" href="/self"/>'
+        b'<link href="/post"/><updated>2003-12-13T18:30:02+01:00</updated></entry></feed>'
+    )
+    (entry,) = parse(atom, url="https://e.com/feed").found  # type: ignore[attr-defined]
+    assert entry.loc == "https://e.com/post"
+    assert entry.lastmod is not None
+    assert entry.lastmod.utcoffset() is not None
+
+
+def test_field_values() -> None:
+    assert parse_lastmod("2024") == datetime(2024, 1, 1, tzinfo=timezone.utc)
+    assert parse_lastmod("2024-07") == datetime(2024, 7, 1, tzinfo=timezone.utc)
+    assert parse_lastmod("2024-07-01T10:00:00.5Z") is not None
+    assert parse_lastmod("Tue, 10 Jun 2003 04:00:00 GMT") is not None
+    assert parse_lastmod("yesterday") is None
+    assert parse_lastmod("9" * 100) is None
+    assert parse_changefreq(" NEVER ") == "never"
+    assert parse_changefreq("sometimes") is None
+    assert parse_priority("1.0") == 1.0
+    assert parse_priority("-0.1") is None
+    assert parse_priority("nan") is None
+
+
+def test_path_scope() -> None:
+    assert in_path_scope("https://e.com/cat/x", "https://e.com/cat/sitemap.xml")
+    assert not in_path_scope("https://e.com/catalog", "https://e.com/cat/sitemap.xml")
+    assert not in_path_scope("http://e.com/cat/x", "https://e.com/cat/sitemap.xml")
+    assert not in_path_scope("https://e.com:8443/x", "https://e.com/sitemap.xml")
+    assert in_path_scope("https://E.com/x", "https://e.com/sitemap.xml")
+
+
+def test_limits_are_checked() -> None:
+    with pytest.raises(ConfigurationError, match="max_urls"):
+        SitemapLimits(max_urls=0)
+    with pytest.raises(ConfigurationError, match="max_depth"):
+        SitemapLimits(max_depth=-1)
