@@ -32,8 +32,9 @@ logger = logging.getLogger("robots_async.contrib.scrapy")
 
 
 class _CountedActive(set[Any]):
-    """``Downloader.active`` that leaves the waiting requests out of its length (the
-    only use Scrapy makes of its length is ``needs_backout()``)."""
+    """``Downloader.active`` that leaves the waiting requests out of its length (what
+    ``needs_backout()`` compares with CONCURRENT_REQUESTS), not out of its truth value
+    (what the engine's idle check reads)."""
 
     def __init__(self, items: Iterable[Any], waiting: set[Any]) -> None:
         super().__init__(items)
@@ -42,6 +43,11 @@ class _CountedActive(set[Any]):
     def __len__(self) -> int:
         waiting = sum(1 for request in self._waiting if set.__contains__(self, request))
         return set.__len__(self) - waiting
+
+    def __bool__(self) -> bool:
+        # "Is anything in flight?" (the engine's idle check) counts every request: a
+        # spider waiting for robots.txt is not idle.
+        return set.__len__(self) > 0
 
 
 class WaitingRequests:

@@ -77,3 +77,24 @@ async def test_a_lasting_shortage_sends_the_request_back_to_the_scheduler() -> N
     assert stats.get_value("robotsasync/rescheduled/local_limit") == 1
     assert stats.get_value("robotstxt/forbidden") is None
     await middleware.cache.aclose()
+
+
+def test_waiting_requests_count_out_of_concurrency_not_out_of_activity() -> None:
+    """Downloader.active leaves waiting requests out of its length (needs_backout) but
+    not out of its truth value: a crawl whose only requests wait for robots.txt is not
+    idle (the engine closed such a spider before its robots.txt arrived)."""
+    from robots_async.contrib._scrapy_waiting import _CountedActive
+
+    waiting: set[object] = set()
+    page, robots = Request("http://w.test/page"), Request("http://w.test/robots.txt")
+    active = _CountedActive([page, robots], waiting)
+    waiting.add(robots)
+    waiting.add(Request("http://w.test/gone"))  # no longer in flight: not subtracted
+    assert len(active) == 1
+    assert active
+    waiting.add(page)
+    assert len(active) == 0
+    assert bool(active) is True
+    active.discard(page)
+    active.discard(robots)
+    assert not active
