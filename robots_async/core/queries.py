@@ -45,8 +45,8 @@ class RobotsQueries(AgentSelection):
         def allowed(
             self,
             url: str | URL,
-            *,
             user_agent: str | None = None,
+            *,
             robots_token: str | None = None,
         ) -> bool: ...
 
@@ -89,7 +89,7 @@ class RobotsQueries(AgentSelection):
         return self._public_groups
 
     def explain(
-        self, url: str | URL, *, user_agent: str | None = None, robots_token: str | None = None
+        self, url: str | URL, user_agent: str | None = None, *, robots_token: str | None = None
     ) -> Verdict:
         """Return the :class:`Verdict` for ``url``: the deciding rule, line and group."""
         target = self._target(url)
@@ -111,7 +111,7 @@ class RobotsQueries(AgentSelection):
         return Verdict(reason != "disallow", reason, rule.rule, rule.line, agents, token)
 
     def usage(
-        self, url: str | URL, *, user_agent: str | None = None, robots_token: str | None = None
+        self, url: str | URL, user_agent: str | None = None, *, robots_token: str | None = None
     ) -> UsagePreferences | None:
         """AI usage preferences for ``url`` (the ``Content-Usage`` rules), or None.
 
@@ -127,7 +127,7 @@ class RobotsQueries(AgentSelection):
         return self._usage_index(token).answer(self._target(url))
 
     def crawl_delay(
-        self, *, user_agent: str | None = None, robots_token: str | None = None
+        self, user_agent: str | None = None, *, robots_token: str | None = None
     ) -> float | None:
         """Crawl-delay in seconds for the agent (the largest of its merged groups)."""
         groups = self._groups_for(user_agent, robots_token)
@@ -135,7 +135,7 @@ class RobotsQueries(AgentSelection):
         return max(delays) if delays else None
 
     def request_rate(
-        self, *, user_agent: str | None = None, robots_token: str | None = None
+        self, user_agent: str | None = None, *, robots_token: str | None = None
     ) -> RequestRate | None:
         """Request-rate for the agent (the slowest of its merged groups)."""
         rates = [g.request_rate for g in self._groups_for(user_agent, robots_token)]
@@ -143,16 +143,17 @@ class RobotsQueries(AgentSelection):
         return max(present, key=lambda r: r.delay) if present else None
 
     def visit_time(
-        self, *, user_agent: str | None = None, robots_token: str | None = None
+        self, user_agent: str | None = None, *, robots_token: str | None = None
     ) -> VisitTime | None:
-        """Visit-time window for the agent (the first one given), if any."""
+        """Visit-time window for the agent, if any: within a group the last Visit-time
+        line counts (as in Protego); of merged groups, the first that has one."""
         for group in self._groups_for(user_agent, robots_token):
             if group.visit_time is not None:
                 return group.visit_time
         return None
 
     def groups_for(
-        self, *, user_agent: str | None = None, robots_token: str | None = None
+        self, user_agent: str | None = None, *, robots_token: str | None = None
     ) -> tuple[Group, ...]:
         """The groups whose rules apply to the agent (merged, RFC 9309 §2.2.1)."""
         indices = self._indices(self._token(user_agent, robots_token))

@@ -49,6 +49,8 @@ class RobotsTxt(RobotsQueries):
     :meth:`allow_all` or :meth:`disallow_all`. Every question takes either
     ``user_agent`` (a full User-Agent header; its product token is derived) or
     ``robots_token`` (used verbatim, exactly as Google's matcher takes its agent).
+    ``user_agent`` may be passed positionally, as Protego's users write it:
+    ``robots.allowed(url, "MyBot")``, ``robots.crawl_delay("MyBot")``.
     """
 
     __slots__ = (
@@ -145,7 +147,7 @@ class RobotsTxt(RobotsQueries):
         return self._synthetic
 
     def allowed(  # noqa: PLR0912 (the hot path: each branch saves a call)
-        self, url: str | URL, *, user_agent: str | None = None, robots_token: str | None = None
+        self, url: str | URL, user_agent: str | None = None, *, robots_token: str | None = None
     ) -> bool:
         """Return True if the agent may fetch ``url`` (absolute URL or path).
 
