@@ -49,8 +49,10 @@ from ._scrapy_settings import (
     ConfigurationTypeError,
     ScrapyConfig,
     Setting,
+    UnknownSettingError,
     read_settings,
 )
+from ._scrapy_startup import report_startup_error
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -71,6 +73,7 @@ __all__ = [
     "ScrapyConfig",
     "ScrapyFetcher",
     "Setting",
+    "UnknownSettingError",
     "classify_scrapy_error",
     "fetch_policy_from",
     "read_settings",
@@ -183,10 +186,14 @@ class RobotsTxtMiddleware:
     def from_crawler(cls, crawler: Crawler) -> Self:
         """Build the middleware (NotConfigured unless ROBOTSTXT_OBEY is true).
 
-        :raises ConfigurationError: for a bad ``ROBOTSASYNC_*`` setting or a non-asyncio
-            reactor: Scrapy stops the crawl.
+        :raises ConfigurationError: for a bad or unknown ``ROBOTSASYNC_*`` setting or a
+            non-asyncio reactor: Scrapy stops the crawl; the error is logged as one line.
         """
-        return cls(crawler)
+        try:
+            return cls(crawler)
+        except ConfigurationError as exc:
+            report_startup_error(exc)
+            raise
 
     async def process_request(self, request: Request, spider: Any = None) -> None:
         """Wait for the origin's robots.txt; drop the request if it is disallowed, or if
