@@ -257,8 +257,9 @@ class RobotsTxtMiddleware:
 
     def _forbid(self, request: Request, entry: CacheEntry, line: int, why: str) -> None:
         self._inc("robotstxt/forbidden")
-        if entry.source in ("unreachable", "stale"):
-            self._inc(f"robotsasync/forbidden/{entry.source}")
+        # "rules": a rule of a fetched robots.txt; otherwise what happened to the file.
+        cause = "rules" if entry.source == "fetched" else entry.source
+        self._inc(f"robotsasync/forbidden/{cause}")
         logger.debug(
             "Forbidden by robots.txt: %(request)s (%(why)s, line %(line)d, %(source)s)",
             {"request": request, "why": why, "line": line, "source": entry.source},
