@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import itertools
 import importlib.util
 import re
 import sys
@@ -179,3 +180,19 @@ def test_readme_has_exactly_two_setup_commands_at_the_top() -> None:
     assert len(blocks) == 2
     assert "examples/demo.py" in blocks[0]
     assert "pytest" in blocks[1]
+
+
+def test_install_from_the_index_only_once_published() -> None:
+    """robots-async is not on PyPI yet: every ``pip install robots-async...`` line says
+    "once published", and the install page says how to install from a checkout."""
+    from_index = re.compile(r"pip install ['\"]?robots-async\b")
+    offenders = [
+        f"{name}: {line.strip()}"
+        for name, text in _texts().items()
+        for before, line in itertools.pairwise(["", *text.splitlines()])
+        if from_index.search(line) and "once published" not in (before + line).lower()
+    ]
+    assert not offenders, "\n".join(offenders)
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    assert "pip install -e '.[scrapy]'" in index
+    assert 'pip install "$(ls dist/robots_async-*.whl)[scrapy]"' in index
