@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import itertools
 import importlib.util
+import itertools
 import re
 import sys
 from pathlib import Path
