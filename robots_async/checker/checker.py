@@ -20,6 +20,7 @@ from ..core.errors import ClosedError, EventLoopError
 from ..core.url import Origin
 from ..fetch.policy import FetchPolicy, Source
 from ..fetch.wire import PLAIN_URL, wire_url
+from .unclosed import creation_site, warn_unclosed
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
@@ -172,6 +173,13 @@ class RobotsChecker(AsyncClosing):
         self._waits = 0
         self._waited = 0.0
         self._closed = False
+        self._created_at = creation_site()
+
+    def __del__(self) -> None:
+        # Used (so its session may be open), owning it and never closed: say so, as an
+        # unclosed file does. Unused, it holds nothing (the session is made on first use).
+        if not getattr(self, "_closed", True) and self._loop is not None and any(self._owns):
+            warn_unclosed(self, self._created_at)
 
     @property
     def user_agent(self) -> str:
