@@ -157,3 +157,31 @@ def test_guides_use_the_example_crawler() -> None:
     # A response is released by `async with session.get(...)`, never left to the GC.
     unreleased = [page for page, code in DOC_PYTHON if "await session.get(" in code]
     assert not unreleased, unreleased
+
+
+def test_cli_guide_commands_run(
+    example_site: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """docs/getting-started/cli.md's commands run as written (www.example.com served
+    locally, urls.txt made of the guide's own URLs) with their documented exit codes,
+    and `check` says why, as the text below the block quotes it."""
+    text = (ROOT / "docs" / "getting-started" / "cli.md").read_text(encoding="utf-8")
+    block = re.findall(r"```bash\n(.*?)```", text, re.DOTALL)[0]
+    lines = [line.split("#")[0] for line in block.splitlines() if line.startswith("robots-async")]
+    (tmp_path / "urls.txt").write_text(f"{example_site}/cart\n{example_site}/drafts/a\n")
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path)
+    codes = []
+    outputs = []
+    for line in lines:
+        codes.append(
+            cli_main(shlex.split(line.replace("https://www.example.com", example_site))[1:])
+        )
+        outputs.append(capsys.readouterr().out)
+    # check: /cart disallowed -> 1; explain: /drafts/ disallowed for DemoBot -> 1; lint: clean
+    # -> 0; the two bulk checks hit /cart -> 1; fetch -> 0.
+    assert codes == [1, 1, 0, 1, 1, 0], outputs
+    assert f"DISALLOWED  {example_site}/cart  (line 3: Disallow: /cart)" in outputs[0]
