@@ -111,8 +111,16 @@ class RobotParser(_ScrapyRobotParser):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler | None, robotstxt_body: bytes) -> Self:
-        """Parse ``robotstxt_body`` with the crawler's settings (defaults without one)."""
-        config = read_settings(crawler.settings if crawler is not None else None)
+        """Parse ``robotstxt_body`` with the crawler's settings (defaults without one).
+
+        Scrapy's middleware calls this once at startup (with an empty body), so a bad
+        or unknown ``ROBOTSASYNC_*`` setting stops the crawl there, logged as one line.
+        """
+        try:
+            config = read_settings(crawler.settings if crawler is not None else None)
+        except ConfigurationError as exc:
+            report_startup_error(exc)
+            raise
         robots = parse(robotstxt_body, policy=config.policy, max_bytes=config.max_bytes)
         # Scrapy keeps a parser per domain for the whole crawl: an HTML page's
         # thousand warnings are packed (~205 -> ~40 KB), as RobotsCache packs them.

@@ -391,3 +391,23 @@ def test_bad_value_is_one_log_line(site: Site, tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
     assert "never retrieved" not in proc.stderr
     assert host.paths() == []
+
+
+@pytest.mark.slow
+def test_backend_alone_stops_on_a_misspelt_name(site: Site, tmp_path: Path) -> None:
+    """With only ROBOTSTXT_PARSER (Scrapy's own middleware), Scrapy builds the parser at
+    startup: a misspelt name stops the crawl there, as one log line, nothing fetched."""
+    host = site.host()
+    proc = runspider(
+        tmp_path,
+        host.url("/page"),
+        "DOWNLOADER_MIDDLEWARES={}",
+        "ROBOTSTXT_PARSER=robots_async.contrib.scrapy.RobotParser",
+        "ROBOTSASYNC_REFUSE_USAGES=train-ai",
+    )
+    assert proc.returncode == STARTUP_FAILURE_EXIT, proc.stderr[-3000:]
+    lines = [line for line in proc.stderr.splitlines() if "ROBOTSASYNC_REFUSE_USAGE" in line]
+    assert len(lines) == 1, proc.stderr[-3000:]
+    assert "did you mean ROBOTSASYNC_REFUSE_USAGE?" in lines[0]
+    assert "Traceback" not in proc.stderr
+    assert host.paths() == []
