@@ -114,7 +114,7 @@ def test_readme_and_docs_mention_every_setting() -> None:
     assert set(rows) == NAMES
     rendered = gen_configuration.render()
     for setting in SETTINGS:
-        assert f"`{setting.name}`" in rendered
+        assert f'id="{setting.name}" href="#{setting.name}"><code>{setting.name}</code>' in rendered
         assert setting.type, setting.name
         assert setting.meaning, setting.name
 
