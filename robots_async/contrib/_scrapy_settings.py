@@ -317,7 +317,7 @@ def check_names(settings: Mapping[str, object]) -> None:
     """
     known = [setting.name for setting in SETTINGS]
     for name in settings:
-        if isinstance(name, str) and name.startswith(PREFIX) and name not in known:
+        if str(name).startswith(PREFIX) and name not in known:
             close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
             raise UnknownSettingError(name, close[0] if close else None)
 

@@ -12,8 +12,10 @@ is dropped from asyncio's log.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-from ._scrapy_settings import ConfigurationError
+if TYPE_CHECKING:
+    from ._scrapy_settings import ConfigurationError
 
 __all__ = ["report_startup_error"]
 
