@@ -387,7 +387,7 @@ async def pacing(origins: int) -> Row:
     for url in urls[1000:-1000]:
         await checker.wait(url)
     late = await per_wait(urls[-1000:])
-    memo = len(checker._next_visit)
+    memo = len(checker._visit_times._next)
     await checker.aclose()
     return Row(
         f"pacing ({origins:,} origins)",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import html
 import inspect
 import re
 import sys
@@ -23,8 +24,29 @@ _FIELD = re.compile(r"^\s+(\w+): ")
 _PARAM = re.compile(r":param (\w+): (.+?)(?=\n\s*:param |\n\s*$|\Z)", re.DOTALL)
 
 
-def _cell(text: object) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+#: A reST role (``:class:`RobotsCache```) as it appears in docstrings.
+_ROLE = re.compile(r":(?:py:)?\w+:`~?([\w.]+)(?:\(\))?`")
+
+
+def _code(text: object) -> str:
+    """``text`` as inline code in a table cell: HTML, because a Markdown code span
+    keeps the backslash of an escaped ``|`` (``int \\| None`` showed as written)."""
+    flat = html.escape(" ".join(str(text).split()), quote=False)
+    return "<code>" + flat.replace("|", "&#124;") + "</code>"
+
+
+def _prose(text: object) -> str:
+    """A docstring's words for a table cell: reST roles and literals as Markdown code."""
+    flat = " ".join(str(text).split())
+    flat = _ROLE.sub(lambda m: f"`{m.group(1)}`", flat).replace("``", "`")
+    return flat.replace("|", "\\|")
+
+
+def _name(name: str, section: str) -> str:
+    """The first cell: the name, with an anchor of its own (``#ROBOTSASYNC_TIMEOUT``,
+    ``#fetchpolicy-max_bytes``) to link to, as Scrapy's settings reference has."""
+    anchor = name if name.isupper() else f"{section}-{name}"
+    return f'<a id="{anchor}" href="#{anchor}">{_code(name)}</a>'
 
 
 def _field_comments(cls: type) -> dict[str, str]:
@@ -84,9 +106,11 @@ def scrapy_rows() -> list[tuple[str, str, str, str]]:
     return [(s.name, s.type, repr(s.default), s.meaning) for s in adapter.SETTINGS]
 
 
-def _table(rows: list[tuple[str, str, str, str]], first: str) -> list[str]:
+def _table(rows: list[tuple[str, str, str, str]], first: str, section: str) -> list[str]:
     lines = [f"| {first} | type | default | meaning |", "|---|---|---|---|"]
-    lines += [f"| `{n}` | `{_cell(t)}` | `{_cell(d)}` | {_cell(m)} |" for n, t, d, m in rows]
+    lines += [
+        f"| {_name(n, section)} | {_code(t)} | {_code(d)} | {_prose(m)} |" for n, t, d, m in rows
+    ]
     return lines
 
 
@@ -106,13 +130,13 @@ def render() -> str:
         "Presets: `FetchPolicy.rfc9309()` (the default), `.googlebot()`, `.yandex()`,",
         "`.legacy_allow_on_error()`; each takes the fields below as keyword arguments.",
         "",
-        *_table(fetch_policy_rows(), "field"),
+        *_table(fetch_policy_rows(), "field", "fetchpolicy"),
         "",
         "## RobotsChecker",
         "",
         "`RobotsChecker(user_agent, **options)`:",
         "",
-        *_table(checker_rows(), "argument"),
+        *_table(checker_rows(), "argument", "robotschecker"),
         "",
         "## Scrapy settings",
         "",
@@ -120,7 +144,7 @@ def render() -> str:
         "parsing ones, by the `RobotParser` backend). A bad value stops the crawl at",
         "startup; `ROBOTSTXT_OBEY = False` is the only way to turn the middleware off.",
         "",
-        *_table(scrapy_rows(), "setting"),
+        *_table(scrapy_rows(), "setting", "scrapy"),
         "",
     ]
     return "\n".join(lines)

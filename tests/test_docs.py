@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import itertools
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -64,7 +67,7 @@ def test_configuration_reference_covers_every_option() -> None:
         if name != "self"
     ]
     names += [setting.name for setting in adapter.SETTINGS]
-    missing = [name for name in names if f"| `{name}` |" not in page]
+    missing = [name for name in names if f"><code>{name}</code></a> |" not in page]
     assert not missing, f"not in docs/configuration.md: {missing}"
     generator = _generator()
     rows = generator.checker_rows() + generator.fetch_policy_rows() + generator.scrapy_rows()
@@ -179,3 +182,79 @@ def test_readme_has_exactly_two_setup_commands_at_the_top() -> None:
     assert len(blocks) == 2
     assert "examples/demo.py" in blocks[0]
     assert "pytest" in blocks[1]
+
+
+def test_install_from_the_index_only_once_published() -> None:
+    """robots-async is not on PyPI yet: every ``pip install robots-async...`` line says
+    "once published", and the install page says how to install from a checkout."""
+    from_index = re.compile(r"pip install ['\"]?robots-async\b")
+    offenders = [
+        f"{name}: {line.strip()}"
+        for name, text in _texts().items()
+        for before, line in itertools.pairwise(["", *text.splitlines()])
+        if from_index.search(line) and "once published" not in (before + line).lower()
+    ]
+    assert not offenders, "\n".join(offenders)
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    assert "pip install -e '.[scrapy]'" in index
+    assert 'pip install "$(ls dist/robots_async-*.whl)[scrapy]"' in index
+
+
+#: What the API reference must never show: Sphinx roles as written, a Markdown-escaped
+#: pipe, a base class of this package without a page (a span, not a link).
+_RAW_ROLE = re.compile(r":(?:py:)?(?:class|meth|func|attr|data|exc|mod|obj|const):`")
+_UNDOCUMENTED_BASE = re.compile(r'Bases: (?:[^\n]*?, )?<code><span title="(robots_async\.[\w.]+)"')
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The documentation site, built with ``mkdocs build --strict``: page -> HTML."""
+    pytest.importorskip("mkdocs")
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(out)]
+    proc = subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    pages = sorted(out.rglob("*.html"))
+    return {str(p.relative_to(out)): p.read_text(encoding="utf-8") for p in pages}
+
+
+def test_built_site_shows_no_raw_markup(site: dict[str, str]) -> None:
+    """No page of the built site shows a reST role, an escaped pipe or a base class
+    of the package that has no documentation."""
+    offenders = [
+        f"{page}: {problem} {found!r}"
+        for page, text in site.items()
+        for problem, pattern in (
+            ("raw role", _RAW_ROLE),
+            ("escaped pipe", re.compile(r"\\\|")),
+            ("undocumented base", _UNDOCUMENTED_BASE),
+        )
+        for found in pattern.findall(text)
+    ]
+    assert not offenders, "\n".join(offenders[:40])
+
+
+def test_roles_become_links(site: dict[str, str]) -> None:
+    """A role to a documented object is a link to it (RobotsChecker's :class:`RobotsCache`)."""
+    api = site["api/index.html"]
+    link = r'<a [^>]*href="#robots_async\.RobotsCache"[^>]*><code>RobotsCache</code></a>'
+    assert re.search(rf"a {link} to use instead of a new one", api)
+    assert re.search(r'Bases: <code><a [^>]*href="[^"]*AsyncClosing"', api)
+
+
+def test_every_setting_has_an_anchor(site: dict[str, str]) -> None:
+    """Each Scrapy setting, FetchPolicy field and checker argument has its own anchor,
+    and table names do not break mid-word."""
+    from robots_async.contrib import scrapy as adapter
+
+    page = site["configuration/index.html"]
+    for setting in adapter.SETTINGS:
+        assert f'id="{setting.name}" href="#{setting.name}"' in page, setting.name
+    assert 'id="fetchpolicy-connect_timeout"' in page
+    css = (DOCS / "stylesheets" / "extra.css").read_text(encoding="utf-8")
+    assert "td:first-child code" in css
+    assert "white-space: nowrap" in css
+    assert "stylesheets/extra.css" in page

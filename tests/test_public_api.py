@@ -118,7 +118,7 @@ PINNED_ALL = {
     ],
     "robots_async.contrib.scrapy": [
         "SETTINGS", "ConfigurationError", "ConfigurationTypeError", "RobotParser",
-        "RobotsTxtMiddleware", "ScrapyConfig", "ScrapyFetcher", "Setting",
+        "RobotsTxtMiddleware", "ScrapyConfig", "ScrapyFetcher", "Setting", "UnknownSettingError",
         "classify_scrapy_error", "fetch_policy_from", "read_settings",
     ],
     "robots_async.contrib.redis": ["RedisStore"],

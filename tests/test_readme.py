@@ -107,3 +107,81 @@ def test_offline_command_lines_run(capsys: pytest.CaptureFixture[str]) -> None:
     # lint: the sample file is clean -> 0.
     assert codes == [1, 1, 0]
     assert "Disallow: /drafts/" in capsys.readouterr().out
+
+
+#: Every ```python block of the documentation pages, as (page, code).
+DOC_PYTHON = [
+    (str(page.relative_to(ROOT)), code)
+    for page in sorted((ROOT / "docs").rglob("*.md"))
+    for code in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.DOTALL)
+]
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real redis-server on a free loopback port, for the blocks that share a store."""
+    from .contrib.redis_store.conftest import RedisServer, redis_binary
+
+    server = RedisServer(redis_binary(), tmp_path_factory.mktemp("redis") / "docs.log")
+    server.start()
+    yield server.url
+    server.stop()
+
+
+@pytest.mark.parametrize(
+    ("page", "code"), DOC_PYTHON, ids=[f"{page}-{i}" for i, (page, _) in enumerate(DOC_PYTHON)]
+)
+def test_docs_python_block_runs_and_prints_what_it_says(
+    page: str, code: str, example_site: str, request: pytest.FixtureRequest
+) -> None:
+    """Each python block of docs/ runs as written against a local www.example.com serving
+    examples/robots.txt (and a real Redis for the store examples); its commented print()
+    outputs are exact."""
+    source = code.replace("https://www.example.com", example_site)
+    if "redis://localhost:6379/0" in source:
+        source = source.replace("redis://localhost:6379/0", request.getfixturevalue("redis_url"))
+    expected = [m.group(1).strip() for line in code.splitlines() if (m := EXPECTED.search(line))]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(source, page, "exec"), {"__name__": "docs"})
+    printed = [line.strip() for line in out.getvalue().splitlines()]
+    assert printed == expected
+
+
+def test_guides_use_the_example_crawler() -> None:
+    """The guides' outputs are DemoBot's (examples/robots.txt has a DemoBot group), so the
+    code names DemoBot too: no MyBot whose results would differ."""
+    offenders = [page for page, code in DOC_PYTHON if "MyBot" in code]
+    assert not offenders, offenders
+    assert any("Disallow: /drafts/ (line 9)" in code for page, code in DOC_PYTHON)
+    # A response is released by `async with session.get(...)`, never left to the GC.
+    unreleased = [page for page, code in DOC_PYTHON if "await session.get(" in code]
+    assert not unreleased, unreleased
+
+
+def test_cli_guide_commands_run(
+    example_site: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """docs/getting-started/cli.md's commands run as written (www.example.com served
+    locally, urls.txt made of the guide's own URLs) with their documented exit codes,
+    and `check` says why, as the text below the block quotes it."""
+    text = (ROOT / "docs" / "getting-started" / "cli.md").read_text(encoding="utf-8")
+    block = re.findall(r"```bash\n(.*?)```", text, re.DOTALL)[0]
+    lines = [line.split("#")[0] for line in block.splitlines() if line.startswith("robots-async")]
+    (tmp_path / "urls.txt").write_text(f"{example_site}/cart\n{example_site}/drafts/a\n")
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path)
+    codes = []
+    outputs = []
+    for line in lines:
+        codes.append(
+            cli_main(shlex.split(line.replace("https://www.example.com", example_site))[1:])
+        )
+        outputs.append(capsys.readouterr().out)
+    # check: /cart disallowed -> 1; explain: /drafts/ disallowed for DemoBot -> 1; lint: clean
+    # -> 0; the two bulk checks hit /cart -> 1; fetch -> 0.
+    assert codes == [1, 1, 0, 1, 1, 0], outputs
+    assert f"DISALLOWED  {example_site}/cart  (line 3: Disallow: /cart)" in outputs[0]

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -20,6 +18,8 @@ from ..core.errors import ClosedError, EventLoopError
 from ..core.url import Origin
 from ..fetch.policy import FetchPolicy, Source
 from ..fetch.wire import PLAIN_URL, wire_url
+from .pacing import VisitTimes
+from .unclosed import creation_site, warn_unclosed
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
@@ -159,11 +159,7 @@ class RobotsChecker(AsyncClosing):
         self._max_delay = max_delay
         self._clock = clock
         self._sleep = sleep
-        # Pacing: the next free visit time of each origin with one in the future, and
-        # a heap of (time, n, origin) that lets wait() forget past ones in O(log n).
-        self._next_visit: dict[Origin, float] = {}
-        self._visits: list[tuple[float, int, Origin]] = []
-        self._visit_numbers = itertools.count()
+        self._visit_times: VisitTimes[Origin] = VisitTimes(clock)
         self._loop: asyncio.AbstractEventLoop | None = None
         # That loop while it may take allowed()'s hot path: an asyncio loop (whose
         # private _thread_id names the thread running it), None once closed.
@@ -176,6 +172,13 @@ class RobotsChecker(AsyncClosing):
         self._waited = 0.0
         self._closed = False
         self._usage_turns = asyncio.Lock()  # first questions on large Content-Usage sets
+        self._created_at = creation_site()
+
+    def __del__(self) -> None:
+        # Used (so its session may be open), owning it and never closed: say so, as an
+        # unclosed file does. Unused, it holds nothing (the session is made on first use).
+        if not getattr(self, "_closed", True) and self._loop is not None and any(self._owns):
+            warn_unclosed(self, self._created_at)
 
     @property
     def user_agent(self) -> str:
@@ -342,15 +345,7 @@ class RobotsChecker(AsyncClosing):
         rate = entry.robots.request_rate(robots_token=token)
         if rate is not None:
             delay = max(delay, rate.delay)
-        delay = min(delay, self._max_delay)
-        now = self._clock()
-        self._forget_past_visits(now)
-        start = max(now, self._next_visit.get(origin, now))
-        if delay > 0 or start > now:
-            # Reserve the slot before sleeping, so concurrent callers queue up behind it.
-            self._next_visit[origin] = start + delay
-            heapq.heappush(self._visits, (start + delay, next(self._visit_numbers), origin))
-        pause = start - now
+        pause = self._visit_times.reserve(origin, min(delay, self._max_delay))
         self._waits += 1
         if pause > 0:
             self._waited += pause
@@ -418,14 +413,6 @@ class RobotsChecker(AsyncClosing):
         token = _cached_token(user_agent)
         self._last_agent = (user_agent, token)
         return token
-
-    def _forget_past_visits(self, now: float) -> None:
-        """Drop reservations that have passed (each heap item is popped once)."""
-        visits, next_visit = self._visits, self._next_visit
-        while visits and visits[0][0] <= now:
-            at, _, origin = heapq.heappop(visits)
-            if next_visit.get(origin) == at:
-                del next_visit[origin]
 
 
 #: Content-Usage rules above which a first question waits its turn to index them.

@@ -12,6 +12,7 @@ as strings from ``-s NAME=VALUE``, and both spellings are accepted.
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, get_args
@@ -29,10 +30,11 @@ __all__ = [
     "ConfigurationTypeError",
     "ScrapyConfig",
     "Setting",
+    "UnknownSettingError",
     "read_settings",
 ]
 
-from ..core.errors import ConfigurationError, ConfigurationTypeError
+from ..core.errors import ConfigurationError, ConfigurationTypeError, RobotsError
 
 FetchPresetName = Literal["rfc9309", "googlebot", "yandex", "legacy-allow-on-error"]
 PrivateRedirects = Literal["block", "allow"]
@@ -289,10 +291,45 @@ class ScrapyConfig:
     store: str | None
 
 
-def read_settings(settings: Mapping[str, object] | None) -> ScrapyConfig:
-    """Check and read every setting of :data:`SETTINGS` (``None``: all defaults).
+#: The prefix this library owns: any name under it must be one of :data:`SETTINGS`.
+PREFIX = "ROBOTSASYNC_"
 
+
+class UnknownSettingError(ConfigurationError):
+    """A ``ROBOTSASYNC_*`` name that no setting has (a typo would silently keep the
+    default: a misspelt ``ROBOTSASYNC_REFUSE_USAGE`` turns an AI opt-out off)."""
+
+    def __init__(self, name: str, suggestion: str | None) -> None:
+        known = ", ".join(setting.name for setting in SETTINGS)
+        hint = f"did you mean {suggestion}?" if suggestion else f"known settings: {known}"
+        RobotsError.__init__(self, f"unknown setting {name}; {hint}")
+        self.setting = name
+        self.value = None
+        self.accepted = known
+        self.suggestion = suggestion
+
+
+def check_names(settings: Mapping[str, object]) -> None:
+    """Refuse any name under :data:`PREFIX` that is not in :data:`SETTINGS`.
+
+    Scrapy does not check setting names, so this library checks its own prefix.
+    :raises UnknownSettingError: naming the closest known setting, if any.
+    """
+    known = [setting.name for setting in SETTINGS]
+    for name in settings:
+        if str(name).startswith(PREFIX) and name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            raise UnknownSettingError(name, close[0] if close else None)
+
+
+def read_settings(settings: Mapping[str, object] | None) -> ScrapyConfig:
+    """Check every name under ``ROBOTSASYNC_`` and read every setting of
+    :data:`SETTINGS` (``None``: all defaults).
+
+    :raises UnknownSettingError: for a ``ROBOTSASYNC_*`` name no setting has.
     :raises ConfigurationError: for the first setting with a value that is not accepted.
     """
+    if settings is not None:
+        check_names(settings)
     values = {setting.key: setting.read(settings) for setting in SETTINGS}
     return ScrapyConfig(**values)  # type: ignore[arg-type]

@@ -22,6 +22,7 @@ import aiohttp
 from aiohttp import hdrs
 from aiohttp.http import SERVER_SOFTWARE
 
+from ..checker.checker import RobotsChecker
 from ..core.errors import RobotsError
 from ..core.usage import CATEGORIES, UsagePreferences, combine_usage, usage_from_header
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from aiohttp import ClientRequest, ClientResponse
     from aiohttp.client_middlewares import ClientHandlerType
 
-    from ..checker.checker import Decision, RobotsChecker
+    from ..checker.checker import Decision
     from ..core.results import Verdict
     from ..core.usage import UsageCategory
 
@@ -125,6 +126,21 @@ def _refused_categories(refuse_usage: Iterable[str]) -> tuple[UsageCategory, ...
     return tuple(known)
 
 
+def _require_checker(checker: object) -> RobotsChecker:
+    """``checker`` itself, or a TypeError saying how to make one (a User-Agent string
+    in its place used to fail on the first request with an AttributeError)."""
+    if isinstance(checker, RobotsChecker):
+        return checker
+    example = (
+        repr(checker) if isinstance(checker, str) else '"MyBot/1.0 (+https://example.org/bot)"'
+    )
+    raise TypeError(
+        f"RobotsMiddleware expects a robots_async.RobotsChecker, not {type(checker).__name__}: "
+        f"create one with `async with RobotsChecker({example}) as checker:` and pass "
+        "RobotsMiddleware(checker)"
+    )
+
+
 class RobotsMiddleware:
     """Client middleware that refuses requests robots.txt disallows.
 
@@ -147,7 +163,7 @@ class RobotsMiddleware:
         respect_crawl_delay: bool = False,
         refuse_usage: Iterable[UsageCategory] = (),
     ) -> None:
-        self.checker = checker
+        self.checker = _require_checker(checker)
         self.respect_crawl_delay = respect_crawl_delay
         self.refuse_usage = _refused_categories(refuse_usage)
 

@@ -51,9 +51,11 @@ from ._scrapy_settings import (
     ConfigurationTypeError,
     ScrapyConfig,
     Setting,
+    UnknownSettingError,
     read_settings,
 )
 from ._scrapy_sitemaps import cached_robots_response, is_sitemap_spider_robots
+from ._scrapy_startup import report_startup_error
 from ._scrapy_waiting import WaitingRequests
 
 if TYPE_CHECKING:
@@ -75,6 +77,7 @@ __all__ = [
     "ScrapyConfig",
     "ScrapyFetcher",
     "Setting",
+    "UnknownSettingError",
     "classify_scrapy_error",
     "fetch_policy_from",
     "read_settings",
@@ -112,8 +115,16 @@ class RobotParser(_ScrapyRobotParser):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler | None, robotstxt_body: bytes) -> Self:
-        """Parse ``robotstxt_body`` with the crawler's settings (defaults without one)."""
-        config = read_settings(crawler.settings if crawler is not None else None)
+        """Parse ``robotstxt_body`` with the crawler's settings (defaults without one).
+
+        Scrapy's middleware calls this once at startup (with an empty body), so a bad
+        or unknown ``ROBOTSASYNC_*`` setting stops the crawl there, logged as one line.
+        """
+        try:
+            config = read_settings(crawler.settings if crawler is not None else None)
+        except ConfigurationError as exc:
+            report_startup_error(exc)
+            raise
         robots = parse(robotstxt_body, policy=config.policy, max_bytes=config.max_bytes)
         # Scrapy keeps a parser per domain for the whole crawl: an HTML page's
         # thousand warnings are packed (~205 -> ~40 KB), as RobotsCache packs them.
@@ -192,10 +203,14 @@ class RobotsTxtMiddleware:
     def from_crawler(cls, crawler: Crawler) -> Self:
         """Build the middleware (NotConfigured unless ROBOTSTXT_OBEY is true).
 
-        :raises ConfigurationError: for a bad ``ROBOTSASYNC_*`` setting or a non-asyncio
-            reactor: Scrapy stops the crawl.
+        :raises ConfigurationError: for a bad or unknown ``ROBOTSASYNC_*`` setting or a
+            non-asyncio reactor: Scrapy stops the crawl; the error is logged as one line.
         """
-        return cls(crawler)
+        try:
+            return cls(crawler)
+        except ConfigurationError as exc:
+            report_startup_error(exc)
+            raise
 
     async def process_request(
         self, request: Request, spider: Any = None
@@ -286,8 +301,9 @@ class RobotsTxtMiddleware:
 
     def _forbid(self, request: Request, entry: CacheEntry, line: int, why: str) -> None:
         self._inc("robotstxt/forbidden")
-        if entry.source in ("unreachable", "stale"):
-            self._inc(f"robotsasync/forbidden/{entry.source}")
+        # "rules": a rule of a fetched robots.txt; otherwise what happened to the file.
+        cause = "rules" if entry.source == "fetched" else entry.source
+        self._inc(f"robotsasync/forbidden/{cause}")
         logger.debug(
             "Forbidden by robots.txt: %(request)s (%(why)s, line %(line)d, %(source)s)",
             {"request": request, "why": why, "line": line, "source": entry.source},

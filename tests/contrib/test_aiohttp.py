@@ -219,3 +219,14 @@ async def test_crawl_delay_ignored_by_default(
     assert fake.pauses == []
     assert checker.stats.waits == 0
     assert len(host.times("/page/")) == 3
+
+
+@pytest.mark.parametrize("wrong", ["MyBot/1.0", None, 42])
+def test_middleware_wants_a_checker(wrong: Any) -> None:
+    """A User-Agent string (or anything but a checker) is refused at construction with
+    how to make a checker, not with an AttributeError on the first request."""
+    with pytest.raises(TypeError, match=r"expects a robots_async\.RobotsChecker, not ") as info:
+        RobotsMiddleware(wrong)
+    assert "async with RobotsChecker(" in str(info.value)
+    if isinstance(wrong, str):
+        assert "RobotsChecker('MyBot/1.0')" in str(info.value)

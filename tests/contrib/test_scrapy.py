@@ -3,9 +3,11 @@ plus in-process checks of the ROBOTSTXT_PARSER backend and middleware setup."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, get_args
 
 import pytest
 from scrapy import signals
@@ -13,12 +15,12 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
 from robots_async.contrib.scrapy import ConfigurationError, RobotParser, RobotsTxtMiddleware
+from robots_async.fetch.policy import Source
 
 from .conftest import BASE_SETTINGS, SCRAPY_UA, CrawlResult, Host, LoopThread, Site, run_crawl
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
 
 DISALLOW_PRIVATE = "User-agent: *\nDisallow: /private\n"
 needs_robots_parsed = pytest.mark.skipif(
@@ -84,7 +86,17 @@ def test_forbidden_and_request_count_stats(main_crawl: MainCrawl) -> None:
     """robotstxt/forbidden counts the disallowed start URLs; request_count the origins."""
     result = main_crawl.result
     assert result.stat("robotstxt/forbidden") == len(main_crawl.disallowed)
+    assert result.stat("robotsasync/forbidden/rules") == len(main_crawl.disallowed)
     assert result.stat("robotstxt/request_count") == 2
+
+
+def test_forbidden_causes_in_the_docs_are_the_code_s() -> None:
+    """docs/operations.md lists every robotsasync/forbidden/<cause> the middleware counts:
+    "rules" for a fetched file, else the entry's source."""
+    text = (Path(__file__).parents[2] / "docs" / "operations.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\| `(\w+)` \| ", text, flags=re.MULTILINE))
+    causes = {"rules" if source == "fetched" else source for source in get_args(Source)}
+    assert causes <= documented, causes - documented
 
 
 @pytest.mark.slow

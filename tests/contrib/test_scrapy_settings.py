@@ -24,6 +24,7 @@ from robots_async.contrib.scrapy import (
     ConfigurationError,
     RobotParser,
     RobotsTxtMiddleware,
+    UnknownSettingError,
     read_settings,
 )
 
@@ -113,7 +114,7 @@ def test_readme_and_docs_mention_every_setting() -> None:
     assert set(rows) == NAMES
     rendered = gen_configuration.render()
     for setting in SETTINGS:
-        assert f"`{setting.name}`" in rendered
+        assert f'id="{setting.name}" href="#{setting.name}"><code>{setting.name}</code>' in rendered
         assert setting.type, setting.name
         assert setting.meaning, setting.name
 
@@ -343,3 +344,70 @@ def test_policy_refusal_names_the_scrapy_setting() -> None:
     assert str(error) == "ROBOTSASYNC_TIMEOUT=-1.0 is not accepted: expected a finite number > 0"
     unknown = _as_setting_error(ConfigurationError("FetchPolicy.ttl", 0.0, "a number > 0"))
     assert unknown.setting == "ROBOTSASYNC_* (ttl)"
+
+
+def test_unknown_name_under_the_prefix_is_refused() -> None:
+    """A misspelt ROBOTSASYNC_* name is an error naming the closest setting; a name far
+    from every setting lists them; other prefixes are Scrapy's business."""
+    with pytest.raises(
+        UnknownSettingError,
+        match=r"^unknown setting ROBOTSASYNC_TIMOUT; did"
+        r" you mean ROBOTSASYNC_TIMEOUT\?$",
+    ):
+        read_settings({"ROBOTSASYNC_TIMOUT": "5"})
+    with pytest.raises(UnknownSettingError, match="known settings: ROBOTSASYNC_POLICY, "):
+        read_settings({"ROBOTSASYNC_ZZZZZZZZZZZZZZZZ": "1"})
+    assert read_settings({"ROBOTSTXT_OBEY": True, "MYBOT_TIMOUT": 1}).timeout == 30.0
+
+
+def test_every_setting_in_the_table_is_a_known_name() -> None:
+    """The known names are the table's: each setting's name passes the name check."""
+    read_settings({setting.name: setting.default for setting in SETTINGS})
+
+
+@pytest.mark.slow
+def test_misspelt_setting_stops_scrapy_runspider(site: Site, tmp_path: Path) -> None:
+    """The issue's case: ``-s ROBOTSASYNC_TIMOUT=5`` used to run with the default timeout;
+    now nothing is requested, the command exits non-zero and names the right setting."""
+    host = site.host()
+    host.serve("/robots.txt", "User-agent: *\nDisallow: /private\n")
+    proc = runspider(tmp_path, host.url("/page"), "ROBOTSASYNC_TIMOUT=5")
+    assert proc.returncode == STARTUP_FAILURE_EXIT, proc.stderr[-3000:]
+    assert "unknown setting ROBOTSASYNC_TIMOUT; did you mean ROBOTSASYNC_TIMEOUT?" in proc.stderr
+    assert host.paths() == []
+
+
+@pytest.mark.slow
+def test_bad_value_is_one_log_line(site: Site, tmp_path: Path) -> None:
+    """A bad value stops the crawl with one ERROR line (setting, value, what is accepted),
+    not asyncio's "Task exception was never retrieved" and a traceback printed twice."""
+    host = site.host()
+    proc = runspider(tmp_path, host.url("/page"), "ROBOTSASYNC_TIMEOUT=abc")
+    assert proc.returncode == STARTUP_FAILURE_EXIT, proc.stderr[-3000:]
+    lines = [line for line in proc.stderr.splitlines() if "ROBOTSASYNC_TIMEOUT" in line]
+    assert len(lines) == 1, proc.stderr[-3000:]
+    assert "ERROR: " in lines[0]
+    assert "ROBOTSASYNC_TIMEOUT='abc' is not accepted: expected a number >= 0.001" in lines[0]
+    assert "Traceback" not in proc.stderr
+    assert "never retrieved" not in proc.stderr
+    assert host.paths() == []
+
+
+@pytest.mark.slow
+def test_backend_alone_stops_on_a_misspelt_name(site: Site, tmp_path: Path) -> None:
+    """With only ROBOTSTXT_PARSER (Scrapy's own middleware), Scrapy builds the parser at
+    startup: a misspelt name stops the crawl there, as one log line, nothing fetched."""
+    host = site.host()
+    proc = runspider(
+        tmp_path,
+        host.url("/page"),
+        "DOWNLOADER_MIDDLEWARES={}",
+        "ROBOTSTXT_PARSER=robots_async.contrib.scrapy.RobotParser",
+        "ROBOTSASYNC_REFUSE_USAGES=train-ai",
+    )
+    assert proc.returncode == STARTUP_FAILURE_EXIT, proc.stderr[-3000:]
+    lines = [line for line in proc.stderr.splitlines() if "ROBOTSASYNC_REFUSE_USAGE" in line]
+    assert len(lines) == 1, proc.stderr[-3000:]
+    assert "did you mean ROBOTSASYNC_REFUSE_USAGE?" in lines[0]
+    assert "Traceback" not in proc.stderr
+    assert host.paths() == []

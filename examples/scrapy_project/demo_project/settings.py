@@ -1,8 +1,8 @@
 """Scrapy settings using robots_async instead of Scrapy's robots.txt middleware.
 
 Run from examples/scrapy_project: ``scrapy crawl site -a start=https://example.org/``.
-Offline, serve a directory with a robots.txt (``python -m http.server 8000`` in
-examples/, which has one) and start at ``http://127.0.0.1:8000/``.
+Offline: ``python -m http.server 8000 --bind 127.0.0.1 --directory examples`` from the
+repository root, then start at ``http://127.0.0.1:8000/`` (see spiders/site.py).
 """
 
 BOT_NAME = "demo_project"

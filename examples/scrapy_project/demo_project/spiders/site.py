@@ -1,14 +1,15 @@
 """Follow links within the start site; robots.txt is enforced by the middleware.
 
-Offline, against a local site (the examples directory, with its robots.txt, served
-on 127.0.0.1), from the repository root::
+Offline, from the repository root: serve examples/ (its index.html links to an
+allowed page and to /drafts/plan.html, which examples/robots.txt disallows for
+DemoBot) on 127.0.0.1 only, and crawl it::
 
     python -m http.server 8000 --bind 127.0.0.1 --directory examples &
     cd examples/scrapy_project && scrapy crawl site -a start=http://127.0.0.1:8000/ -O pages.jsonl
 
-or online: ``scrapy crawl site -a start=https://example.org/``. The crawl's stats
-(printed at the end) show one robots.txt request for the site and the
-``robotsasync/*`` counters.
+pages.jsonl gets / and /about.html; /drafts/plan.html is never requested (the stats
+printed at the end show ``robotstxt/forbidden: 1`` and ``robotsasync/forbidden/rules:
+1``). Online: ``scrapy crawl site -a start=https://example.org/``.
 """
 
 from __future__ import annotations
