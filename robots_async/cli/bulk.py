@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.errors import InvalidURLError
 from ..core.url import Origin
+from .hints import url_error
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -297,7 +298,7 @@ class Bulk:
         try:
             origin = Origin.from_url(line.text)
         except InvalidURLError as exc:
-            self._printer.put(line, None, str(exc))
+            self._printer.put(line, None, _error(exc))
             return
         queue = self._queues.get(origin)
         if queue is not None:
@@ -327,10 +328,15 @@ class Bulk:
         try:
             decision = await self._checker.explain(line.text)
         except InvalidURLError as exc:
-            self._printer.put(line, None, str(exc))
+            self._printer.put(line, None, _error(exc))
             return None
         self._printer.put(line, decision, None)
         return decision
+
+
+def _error(exc: InvalidURLError) -> str:
+    """A bad line's message, with the fix (a URL needs a scheme; or use --robots FILE)."""
+    return url_error(exc, paths_ok=False, robots_option=True)
 
 
 async def _aiter(lines: AsyncIterable[Line] | Iterable[Line]) -> AsyncIterator[Line]:

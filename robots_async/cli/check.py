@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ..core.errors import InvalidURLError
 from ..core.url import Origin
 from .common import _agent, _checker, _load_robots, _setup_logging
+from .hints import url_error
 from .options import (
     _EPILOG,
     CONCURRENCY,
@@ -152,7 +153,7 @@ def _check_local(args: argparse.Namespace, report: _CheckReport) -> None:
                 Origin.from_url(line.text)
             verdict = robots.explain(line.text, robots_token=token)
         except InvalidURLError as exc:
-            report.bad(line, str(exc))
+            report.bad(line, url_error(exc, paths_ok=True, robots_option=False))
             continue
         report.add(line.text, verdict)
 

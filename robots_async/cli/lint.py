@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import TYPE_CHECKING, Any
 
 from ..core.parser import parse
+from ..core.results import W
 from ..core.url import Origin
 from ..core.usage import parse_preference
 from .common import _agent, _fetch, _fetch_policy, _read_bytes, _setup_logging
-from .options import _EPILOG, EXIT_NEGATIVE, EXIT_OK, _add_json, _add_max_bytes
+from .hints import scheme_hint
+from .options import _EPILOG, EXIT_NEGATIVE, EXIT_OK, UsageError, _add_json, _add_max_bytes
 from .output import _counts, _json, _problem, _usage_text
 
 if TYPE_CHECKING:
@@ -18,6 +21,7 @@ if TYPE_CHECKING:
 
     from ..core.robots import RobotsTxt
     from ..core.usage import UsageRule
+    from ..fetch.outcome import FetchOutcome
 
 __all__ = ["add_parser"]
 
@@ -65,20 +69,57 @@ def _body_warnings(body: bytes) -> list[tuple[int, str, str]]:
         return [
             (1, "utf-16", _UTF16.format("NUL bytes between the characters, no byte order mark"))
         ]
-    lowered = head.lower()
-    for marker in (b"<!doctype html", b"<html", b"<head", b"<body"):
-        at = lowered.find(marker)
-        if at != -1:
-            return [(lowered[:at].count(b"\n") + 1, "html", _HTML)]
+    # A tag that opens a line: "# see <html>" in a comment is not a page (and would
+    # otherwise hide the file's real warnings, see _warnings).
+    for number, line in enumerate(head.lower().removeprefix(b"\xef\xbb\xbf").split(b"\n"), 1):
+        if line.lstrip().startswith((b"<!doctype html", b"<html", b"<head", b"<body")):
+            return [(number, "html", _HTML)]
     return []
+
+
+# What the parser says about a line that is not a robots.txt line at all: on an HTML
+# page that is every line, so the one "html" warning says it instead.
+_LINE_NOISE = frozenset({W.NO_SEPARATOR, W.UNKNOWN_KEY, W.TYPO, W.MISSING_COLON, W.LINE_TOO_LONG})
+_LINE_NOISE_CAP = frozenset({W.TOO_MANY_WARNINGS})
+
+
+def _warnings(robots: RobotsTxt, body: bytes) -> list[tuple[int, str, str]]:
+    """The body's and the parser's warnings by line; on an HTML page, the html one alone.
+
+    After an ``html`` warning, the parser's per-line complaints about the page's markup
+    (31 ``no-separator`` lines for a small page) say nothing more: they are counted in
+    the html warning instead of listed.
+    """
+    found = _body_warnings(body)
+    parsed = [(w.line, w.code, w.message) for w in robots.warnings]
+    html = [line for line, code, _ in found if code == "html"]
+    if html:
+        start = html[0]
+        noise = [
+            item
+            for item in parsed
+            if item[1] in _LINE_NOISE_CAP or (item[1] in _LINE_NOISE and item[0] >= start)
+        ]
+        if noise:
+            parsed = [item for item in parsed if item not in noise]
+            found = [
+                (line, code, f"{message} ({_plural(len(noise), 'warning')} about them not shown)")
+                if code == "html"
+                else (line, code, message)
+                for line, code, message in found
+            ]
+    return sorted(found + parsed, key=lambda warning: warning[0])
+
+
+def _where(name: str, line: int) -> str:
+    """``file:line:``, or ``file:`` for what concerns the whole file (line 0)."""
+    return f"{name}:{line}:" if line else f"{name}:"
 
 
 def _lint_report(
     name: str, robots: RobotsTxt, body: bytes, extra: dict[str, Any], as_json: bool
 ) -> int:
-    found: list[tuple[int, str, str]] = _body_warnings(body)
-    found += [(w.line, w.code, w.message) for w in robots.warnings]
-    found.sort(key=lambda warning: warning[0])
+    found = _warnings(robots, body)
     usage = [(group, rule) for group in robots.groups for rule in group.usage]
     counts = _counts(robots)
     if as_json:
@@ -98,7 +139,7 @@ def _lint_report(
             reading = _usage_text(parse_preference(rule.preference)[0])
             shown.append((rule.line, f"note: for {', '.join(group.agents)}: {rule} ({reading})"))
         for line, text in sorted(shown, key=lambda item: item[0]):
-            print(f"{name}:{line}: {text}")
+            print(f"{_where(name, line)} {text}")
         summary = ", ".join(_plural(n, noun[:-1]) for noun, n in counts.items())
         if usage:
             summary += f", {_plural(len(usage), 'Content-Usage rule')}"
@@ -123,10 +164,18 @@ def _is_url(text: str) -> bool:
     return text.lower().startswith(("http://", "https://"))
 
 
+def _read_file(path: str) -> bytes:
+    try:
+        return _read_bytes(path)
+    except UsageError as exc:
+        hint = scheme_hint(path)  # "lint www.example.com": a site, not a file
+        raise UsageError(f"{exc}; {hint}" if hint else str(exc)) from exc
+
+
 def _cmd_lint(args: argparse.Namespace) -> int:
     if not _is_url(args.file):
         name = "<stdin>" if args.file == "-" else args.file
-        body = _read_bytes(args.file)
+        body = _read_file(args.file)
         robots = parse(body, policy=args.policy, max_bytes=args.max_bytes)
         return _lint_report(name, robots, body[: args.max_bytes], {}, args.json)
     _agent(args)
@@ -136,11 +185,22 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     outcome = asyncio.run(_fetch(args, origin.robots_url, policy, keep_body=True))
     extra = {"status": outcome.status, "error": outcome.error, "final_url": outcome.final_url}
     if outcome.category != "ok" or outcome.robots is None:
-        fate = "no robots.txt" if outcome.category == "unavailable" else "unreachable"
-        message = f"{origin.robots_url}: {fate} ({_problem(outcome)}): nothing to lint"
-        if args.json:
-            print(_json({"file": origin.robots_url, **extra, "warnings": []}))
-        else:
-            print(message)
-        return EXIT_NEGATIVE
+        return _nothing_to_lint(origin.robots_url, outcome, extra, args.json)
     return _lint_report(origin.robots_url, outcome.robots, outcome.body or b"", extra, args.json)
+
+
+def _nothing_to_lint(
+    robots_url: str, outcome: FetchOutcome, extra: dict[str, Any], as_json: bool
+) -> int:
+    """No body: said on stderr; absent (4xx) is a fine answer, unreachable is not.
+
+    RFC 9309 §2.3.1.3: a 4xx means there is no robots.txt and crawlers may fetch
+    everything, so ``lint`` exits 0 on it as ``fetch`` does; a 5xx or a network
+    error leaves the site's rules unknown (exit 1).
+    """
+    absent = outcome.category == "unavailable"
+    fate = "no robots.txt" if absent else "unreachable"
+    print(f"{robots_url}: {fate} ({_problem(outcome)}): nothing to lint", file=sys.stderr)
+    if as_json:
+        print(_json({"file": robots_url, **extra, "warnings": []}))
+    return EXIT_OK if absent else EXIT_NEGATIVE

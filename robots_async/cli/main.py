@@ -26,6 +26,7 @@ from .. import __version__
 from ..core.errors import InvalidURLError, InvalidUserAgentError
 from . import check, explain, fetch, lint, sitemaps
 from .common import _setup_logging
+from .hints import url_error
 from .options import (
     _EPILOG,
     _NETWORK,
@@ -82,6 +83,14 @@ def _exit_status(exc: SystemExit) -> int:
     return exc.code if isinstance(exc.code, int) else EXIT_USAGE
 
 
+def _url_error(args: argparse.Namespace, exc: InvalidURLError) -> str:
+    """The message of a bad URL argument, with its fix (``--robots`` where it applies)."""
+    has_robots = hasattr(args, "robots")
+    return url_error(
+        exc, paths_ok=getattr(args, "robots", None) is not None, robots_option=has_robots
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
     parser = build_parser()
@@ -92,7 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         return handler(args)
-    except (UsageError, InvalidURLError, InvalidUserAgentError) as exc:
+    except InvalidURLError as exc:
+        print(f"{PROG}: error: {_url_error(args, exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except (UsageError, InvalidUserAgentError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -102,7 +102,10 @@ async def test_bad_lines_reported_with_numbers_and_the_run_goes_on(
         f"DISALLOWED  {base}/private/b  (line 2: Disallow: /private/)",
     ]
     assert captured.err.splitlines() == [
-        f"robots-async: {path}:3: relative URL: 'not a url'",
+        (
+            f"robots-async: {path}:3: relative URL: 'not a url'; give a full URL "
+            "(https://HOST/PATH), or a robots.txt file to check it against with --robots FILE"
+        ),
         f"robots-async: {path}:6: unsupported scheme 'ftp': 'ftp://x.test/'",
     ]
 
@@ -118,7 +121,12 @@ async def test_bad_line_in_json_is_a_record(
     first, second = (json.loads(line) for line in capsys.readouterr().out.splitlines())
     assert code == 2
     assert first["allowed"] is True
-    assert second == {"url": "nope", "input": f"{path}:2", "error": "relative URL: 'nope'"}
+    assert second == {
+        "url": "nope",
+        "input": f"{path}:2",
+        "error": "relative URL: 'nope'; give a full URL (https://HOST/nope), "
+        "or a robots.txt file to check it against with --robots FILE",
+    }
 
 
 async def test_reason_of_an_unreachable_robots_txt(
@@ -293,7 +301,7 @@ async def test_trickling_stdin_does_not_block_fetches(serve: Serve) -> None:
         f"DISALLOWED  {base}/private/b  (line 2: Disallow: /private/)",
         f"allowed  {base}/a  (no rule matches)",
     ]
-    assert err.decode() == "robots-async: <stdin>:3: relative URL: 'not a url'\n"
+    assert err.decode().startswith("robots-async: <stdin>:3: relative URL: 'not a url'; ")
 
 
 async def test_bar_and_results_share_a_terminal_cleanly(serve: Serve, tmp_path: Path) -> None:

@@ -187,18 +187,6 @@ async def test_lint_url_serving_html(serve: Serve, capsys: pytest.CaptureFixture
     assert record["warnings"][0]["code"] == "html"
 
 
-async def test_lint_url_without_robots_txt(
-    serve: Serve, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A 404: nothing to lint, said plainly, exit 1."""
-    base = await serve(app_serving(b"gone", status=404))
-    code = await asyncio.to_thread(main, ["lint", base])
-    assert code == 1
-    assert capsys.readouterr().out == (
-        f"{base}/robots.txt: no robots.txt (HTTP 404): nothing to lint\n"
-    )
-
-
 # --------------------------------------------------------------------------- fetch
 
 
