@@ -304,9 +304,11 @@ class RobotsTxtMiddleware:
         # "rules": a rule of a fetched robots.txt; otherwise what happened to the file.
         cause = "rules" if entry.source == "fetched" else entry.source
         self._inc(f"robotsasync/forbidden/{cause}")
+        # No rule decided (the file was unreachable: disallow all): no "line 0".
+        where = f", line {line}" if line else ""
         logger.debug(
-            "Forbidden by robots.txt: %(request)s (%(why)s, line %(line)d, %(source)s)",
-            {"request": request, "why": why, "line": line, "source": entry.source},
+            "Forbidden by robots.txt: %(request)s (%(why)s%(where)s, %(source)s)",
+            {"request": request, "why": why, "where": where, "source": entry.source},
             extra={"spider": self.crawler.spider},
         )
         raise IgnoreRequest("Forbidden by robots.txt")

@@ -98,3 +98,23 @@ def test_waiting_requests_count_out_of_concurrency_not_out_of_activity() -> None
     active.discard(page)
     active.discard(robots)
     assert not active
+
+
+async def test_a_request_refused_without_a_rule_logs_no_line_0(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An unreachable robots.txt (503: disallow all) forbids with no deciding line: the
+    log says why and where from, not "line 0" (issue 28, item 11)."""
+
+    class Unreachable(ShortOfDescriptors):
+        async def fetch(self, url: str, *, keep_body: bool = False, **_: Any) -> ra.FetchOutcome:
+            return ra.FetchOutcome(url, url, 503)
+
+    middleware = middleware_with(Unreachable(0))
+    forbidden = pytest.raises(Exception, match=r"Forbidden by robots\.txt")
+    with caplog.at_level("DEBUG", logger="robots_async.contrib.scrapy"), forbidden:
+        await middleware.process_request(Request("http://down.test/page"))
+    [message] = [r.getMessage() for r in caplog.records if "Forbidden" in r.getMessage()]
+    assert "(disallow-all, unreachable)" in message
+    assert "line 0" not in message
+    await middleware.cache.aclose()
