@@ -39,7 +39,22 @@ def example_site() -> Iterator[str]:
     state: dict[str, object] = {}
 
     async def robots_txt(request: web.Request) -> web.Response:
-        return web.Response(body=robots, content_type="text/plain")
+        # Its Sitemap: line names this local site, so a sitemap walk stays on it.
+        local = robots.replace(b"https://www.example.com", str(state["base"]).encode())
+        return web.Response(body=local, content_type="text/plain")
+
+    async def sitemap(request: web.Request) -> web.Response:
+        # docs/sitemaps.md walks it as DemoBot: /drafts/ is disallowed for DemoBot.
+        base = str(state["base"])
+        body = (
+            '<?xml version="1.0" encoding="UTF-8"?>'
+            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            f"<url><loc>{base}/about.html</loc><lastmod>2026-01-02</lastmod>"
+            "<priority>0.5</priority></url>"
+            f"<url><loc>{base}/drafts/plan.html</loc></url>"
+            "</urlset>"
+        )
+        return web.Response(text=body, content_type="application/xml")
 
     async def page(request: web.Request) -> web.Response:
         return web.Response(text="<html></html>", content_type="text/html")
@@ -47,6 +62,7 @@ def example_site() -> Iterator[str]:
     async def serve() -> None:
         app = web.Application()
         app.router.add_get("/robots.txt", robots_txt)
+        app.router.add_get("/sitemap.xml", sitemap)
         app.router.add_get("/{tail:.*}", page)
         runner = web.AppRunner(app)
         await runner.setup()
