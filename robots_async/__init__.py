@@ -25,6 +25,7 @@ from .core.errors import (
     InvalidUserAgentError,
     RobotsError,
     StoreError,
+    URLTypeError,
 )
 from .core.parser import DEFAULT_MAX_BYTES, MAX_LINE_BYTES, RobotsParser, parse
 from .core.policy import FIRST_MATCH, GOOGLE, GOOGLE_REFERENCE, RFC9309, MatchPolicy, PolicyName
@@ -87,6 +88,7 @@ __all__ = [
     "StoreError",
     "StoreSchemaError",
     "StoredRobots",
+    "URLTypeError",
     "UsagePreferences",
     "UsageRule",
     "Verdict",

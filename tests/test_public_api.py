@@ -107,13 +107,16 @@ PINNED_ALL = {
         "MAX_LINE_BYTES", "MatchPolicy", "MemoryStore", "Origin", "ParseWarning",
         "PolicyName", "RFC9309", "RequestRate", "Resolution", "RobotsCache", "RobotsChecker",
         "RobotsError", "RobotsParser", "RobotsStore", "RobotsTxt", "Rule", "SQLiteStore",
-        "StoreError", "StoreSchemaError", "StoredRobots", "UsagePreferences", "UsageRule",
-        "Verdict", "VisitTime", "__version__", "combine_usage", "is_valid_token", "parse",
+        "StoreError", "StoreSchemaError", "StoredRobots", "URLTypeError", "UsagePreferences",
+        "UsageRule", "Verdict", "VisitTime", "__version__", "combine_usage", "is_valid_token", "parse",
         "product_token", "request_target", "require_token", "robots_url",
         "usage_from_header",
     ],
     "robots_async.contrib.aiohttp": [
         "DisallowedError", "RobotsMiddleware", "UsageRefusedError", "content_usage",
+    ],
+    "robots_async.contrib.httpx": [
+        "DisallowedError", "RobotsTransport", "UsageRefusedError", "content_usage",
     ],
     "robots_async.contrib.scrapy": [
         "SETTINGS", "ConfigurationError", "ConfigurationTypeError", "RobotParser",
