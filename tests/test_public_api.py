@@ -108,8 +108,8 @@ PINNED_ALL = {
         "PolicyName", "RFC9309", "RequestRate", "Resolution", "RobotsCache", "RobotsChecker",
         "RobotsError", "RobotsParser", "RobotsStore", "RobotsTxt", "Rule", "SQLiteStore",
         "StoreError", "StoreSchemaError", "StoredRobots", "URLTypeError", "UsagePreferences",
-        "UsageRule", "Verdict", "VisitTime", "__version__", "combine_usage", "is_valid_token", "parse",
-        "product_token", "request_target", "require_token", "robots_url",
+        "UsageRule", "Verdict", "VisitTime", "__version__", "combine_usage", "is_valid_token",
+        "parse", "product_token", "request_target", "require_token", "robots_url",
         "usage_from_header",
     ],
     "robots_async.contrib.aiohttp": [
