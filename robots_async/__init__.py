@@ -14,6 +14,7 @@ from .cache.cache import CacheEntry, CacheStats, RobotsCache
 from .cache.sqlite import SQLiteStore
 from .cache.store import Lease, MemoryStore, RobotsStore, StoredRobots, StoreSchemaError
 from .checker.checker import CheckerStats, Decision, RobotsChecker
+from .checker.refusal import DisallowedError, UsageRefusedError
 from .core.agent import is_valid_token, product_token, require_token
 from .core.errors import (
     ClosedError,
@@ -55,6 +56,7 @@ __all__ = [
     "ConfigurationTypeError",
     "DEFAULT_MAX_BYTES",
     "Decision",
+    "DisallowedError",
     "EventLoopError",
     "FIRST_MATCH",
     "FetchOutcome",
@@ -90,6 +92,7 @@ __all__ = [
     "StoredRobots",
     "URLTypeError",
     "UsagePreferences",
+    "UsageRefusedError",
     "UsageRule",
     "Verdict",
     "VisitTime",

@@ -22,8 +22,8 @@ import aiohttp
 from aiohttp import hdrs
 from aiohttp.http import SERVER_SOFTWARE
 
+from ..checker import refusal as _refusal
 from ..core.usage import UsagePreferences, combine_usage, usage_from_header
-from . import _refusal
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

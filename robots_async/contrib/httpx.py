@@ -30,16 +30,15 @@ except ImportError as exc:  # pragma: no cover - exercised without httpx install
         "robots_async.contrib.httpx needs httpx: pip install 'robots-async[httpx]'"
     ) from exc
 
+from ..checker import refusal as _refusal
 from ..checker.checker import Decision
 from ..core.agent import require_token
 from ..core.errors import ConfigurationTypeError
 from ..core.usage import UsagePreferences, combine_usage, usage_from_header
 from ..fetch.wire import wire_url
-from . import _refusal
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from types import TracebackType
 
     from ..checker.checker import RobotsChecker
     from ..core.results import Verdict
@@ -242,14 +241,6 @@ class RobotsTransport(httpx.AsyncBaseTransport):
         """Close the wrapped transport if this one created it."""
         if self._owns:
             await self._transport.aclose()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None = None,
-        exc_value: BaseException | None = None,
-        traceback: TracebackType | None = None,
-    ) -> None:
-        await self.aclose()
 
     def _identity(self, request: httpx.Request) -> str | None:
         """Give a request without its own User-Agent the checker's; return the one to

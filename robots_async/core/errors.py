@@ -13,7 +13,8 @@ misuse of the API and for adapters that must refuse a request::
     ├── EventLoopError(RuntimeError)     cache or checker used in a second event loop
     ├── StoreError                       a shared store failed (the cache carries on locally)
     │   └── InvalidRecordError           a shared record does not conform (read as a miss)
-    ├── DisallowedError                  contrib.aiohttp, contrib.httpx: robots.txt forbids it
+    ├── DisallowedError                  an adapter refused a request robots.txt forbids
+    ├── UsageRefusedError                an adapter refused a response's content usage
     └── URLTypeError(TypeError)          a URL of a type the checker does not take
 """
 

@@ -11,7 +11,6 @@ import yarl
 from aiohttp import web
 
 import robots_async as ra
-from robots_async.contrib import _refusal
 from robots_async.contrib.httpx import (
     DisallowedError,
     RobotsTransport,
@@ -117,7 +116,7 @@ async def test_disallowed_page_raises_before_sending(
             await http.get(host.url("/private/page"))
     error = caught.value
     assert isinstance(error, httpx.RequestError)
-    assert isinstance(error, _refusal.DisallowedError)
+    assert isinstance(error, ra.DisallowedError)
     assert isinstance(error, ra.RobotsError)
     assert error.verdict.line == 2
     assert "Disallow: /private (line 2)" in str(error)

@@ -2,8 +2,8 @@
 
 Each adapter (``contrib.aiohttp``, ``contrib.httpx``) raises a subclass that is also
 its client's own request error, so ``except aiohttp.ClientError`` or
-``except httpx.RequestError`` keeps working; ``except`` on these bases catches the
-refusal of any client.
+``except httpx.RequestError`` keeps working; ``except robots_async.DisallowedError``
+catches the refusal of any client.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from ..core.usage import CATEGORIES
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from ..checker.checker import Decision
     from ..core.results import Verdict
     from ..core.usage import UsageCategory, UsagePreferences
+    from .checker import Decision
 
 __all__ = ["DisallowedError", "UsageRefusedError", "refused_categories"]
 
