@@ -75,9 +75,12 @@ def _start_server() -> tuple[subprocess.Popen[str], str]:
     return server, f"http://127.0.0.1:{port}"
 
 
-async def transport_overhead(base: str, rounds: int, batch: int) -> tuple[list[float], float]:
-    """Per-round wall-time ratio RobotsTransport client / plain client, and the plain
-    client's median seconds a request."""
+async def transport_overhead(
+    base: str, rounds: int, batch: int
+) -> tuple[list[float], list[float], float]:
+    """Per-round ratios RobotsTransport client / plain client, wall time and the client
+    process's CPU time (the server's is not in it: less swayed by other load), and the
+    plain client's median wall seconds a request."""
     import httpx
 
     import robots_async as ra
@@ -86,6 +89,7 @@ async def transport_overhead(base: str, rounds: int, batch: int) -> tuple[list[f
     url = base + "/public/page"
     headers = {"User-Agent": AGENT}
     ratios: list[float] = []
+    cpu_ratios: list[float] = []
     plain_times: list[float] = []
     async with (
         ra.RobotsChecker(AGENT) as checker,
@@ -96,26 +100,30 @@ async def transport_overhead(base: str, rounds: int, batch: int) -> tuple[list[f
             for _ in range(batch):
                 (await client.get(url)).raise_for_status()
 
-        async def run(client: httpx.AsyncClient) -> float:
-            start = time.perf_counter()
+        async def run(client: httpx.AsyncClient) -> tuple[float, float]:
+            start, cpu = time.perf_counter(), time.process_time()
             for _ in range(batch):
                 await client.get(url)
-            return time.perf_counter() - start
+            return time.perf_counter() - start, time.process_time() - cpu
 
         for r in range(rounds):
             order = (
                 (checked, plain, plain, checked) if r % 2 == 0 else (plain, checked, checked, plain)
             )
             spent = {id(checked): 0.0, id(plain): 0.0}
+            cpu = {id(checked): 0.0, id(plain): 0.0}
             for client in order:
                 gc.collect()
-                spent[id(client)] += await run(client)
+                wall, used = await run(client)
+                spent[id(client)] += wall
+                cpu[id(client)] += used
             ratios.append(spent[id(checked)] / spent[id(plain)])
+            cpu_ratios.append(cpu[id(checked)] / cpu[id(plain)])
             plain_times.append(spent[id(plain)] / (2 * batch))
         checks = checker.stats.checks
     expected = batch * (2 * rounds + 1)
     assert checks == expected, (checks, expected)  # one check per request
-    return ratios, statistics.median(plain_times)
+    return ratios, cpu_ratios, statistics.median(plain_times)
 
 
 async def own_cost(calls: int = 20_000) -> float:
@@ -243,12 +251,15 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     server, base = _start_server()
     try:
-        ratios, request_time = asyncio.run(transport_overhead(base, args.rounds, args.batch))
+        ratios, cpu_ratios, request_time = asyncio.run(
+            transport_overhead(base, args.rounds, args.batch)
+        )
     finally:
         server.kill()
         server.wait()
-    print(f"RobotsTransport vs plain httpx, {args.batch} GETs a batch, local server (wall):")
-    print(f"  {_summary(ratios)}   target < 1.05x")
+    print(f"RobotsTransport vs plain httpx, {args.batch} GETs a batch, local server:")
+    print(f"  wall        {_summary(ratios)}   target < 1.05x")
+    print(f"  client CPU  {_summary(cpu_ratios)}")
     own = asyncio.run(own_cost())
     print(
         f"  the transport's own CPU a hop (stub inner transport): {own * 1e6:.1f} us = "
