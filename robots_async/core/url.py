@@ -83,7 +83,7 @@ class Origin(NamedTuple):
         return f"{self.scheme}://{host}:{self.port}"
 
 
-def robots_url(url: str | URL) -> str:
+def robots_url(url: object) -> str:
     """Return the robots.txt URL governing ``url`` (userinfo, path and query dropped).
 
     :raises InvalidURLError: when ``url`` is not an absolute http(s) URL.
@@ -161,7 +161,7 @@ def _normalise_host(host: str, url: str) -> str:
         raise InvalidURLError(url, f"invalid international host name ({exc})") from exc
 
 
-def request_target(url: str | URL) -> str:
+def request_target(url: object) -> str:
     """Reduce a URL to path + params + query, as Google's matcher does.
 
     Scheme, userinfo, host, port and fragment are dropped without validation; the
