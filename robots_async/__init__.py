@@ -14,6 +14,7 @@ from .cache.cache import CacheEntry, CacheStats, RobotsCache
 from .cache.sqlite import SQLiteStore
 from .cache.store import Lease, MemoryStore, RobotsStore, StoredRobots, StoreSchemaError
 from .checker.checker import CheckerStats, Decision, RobotsChecker
+from .checker.refusal import DisallowedError, UsageRefusedError
 from .checker.sitemaps import SitemapStats, SitemapWalk
 from .core.agent import is_valid_token, product_token, require_token
 from .core.errors import (
@@ -27,6 +28,7 @@ from .core.errors import (
     RobotsError,
     SitemapError,
     StoreError,
+    URLTypeError,
 )
 from .core.parser import DEFAULT_MAX_BYTES, MAX_LINE_BYTES, RobotsParser, parse
 from .core.policy import FIRST_MATCH, GOOGLE, GOOGLE_REFERENCE, RFC9309, MatchPolicy, PolicyName
@@ -57,6 +59,7 @@ __all__ = [
     "ConfigurationTypeError",
     "DEFAULT_MAX_BYTES",
     "Decision",
+    "DisallowedError",
     "EventLoopError",
     "FIRST_MATCH",
     "FetchOutcome",
@@ -95,7 +98,9 @@ __all__ = [
     "StoreError",
     "StoreSchemaError",
     "StoredRobots",
+    "URLTypeError",
     "UsagePreferences",
+    "UsageRefusedError",
     "UsageRule",
     "Verdict",
     "VisitTime",

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
     import aiohttp
     from typing_extensions import Unpack
-    from yarl import URL
 
     from ..cache.store import RobotsStore
     from ..core.policy import MatchPolicy, PolicyName
@@ -83,6 +82,10 @@ class CheckerStats:
 
 class RobotsChecker(AsyncClosing):
     """Answers "may I fetch this URL?" for a crawler, fetching robots.txt as needed.
+
+    Every method taking a URL accepts a ``str``, a ``yarl.URL``, an ``httpx.URL`` or
+    any object whose ``str()`` is an absolute http(s) URL (anything else raises
+    :class:`URLTypeError`); one URL gets one verdict whatever its type.
 
     :param user_agent: the crawler's User-Agent header (sent when fetching robots.txt;
         its product token selects the robots.txt group).
@@ -202,7 +205,7 @@ class RobotsChecker(AsyncClosing):
             self._checks, self._disallowed, self._waits, self._waited, self._cache.stats
         )
 
-    async def allowed(self, url: str | URL, *, user_agent: str | None = None) -> bool:
+    async def allowed(self, url: object, *, user_agent: str | None = None) -> bool:
         """Return True if ``url`` may be fetched (robots.txt fetched when needed).
 
         The URL judged is the one aiohttp sends for ``url`` (dot segments resolved,
@@ -233,7 +236,7 @@ class RobotsChecker(AsyncClosing):
                     return allowed
         return await self._allowed(url, user_agent)
 
-    async def _allowed(self, url: str | URL, user_agent: str | None) -> bool:
+    async def _allowed(self, url: object, user_agent: str | None) -> bool:
         """:meth:`allowed` for any URL, fetching robots.txt when needed."""
         url = wire_url(url)
         origin = Origin.from_url(url)
@@ -246,7 +249,7 @@ class RobotsChecker(AsyncClosing):
             self._disallowed += 1
         return allowed
 
-    async def explain(self, url: str | URL, *, user_agent: str | None = None) -> Decision:
+    async def explain(self, url: object, *, user_agent: str | None = None) -> Decision:
         """Return the :class:`Decision` for ``url``: verdict, rule, line and provenance.
 
         ``Decision.url`` is the URL as the client sends it (see :meth:`allowed`).
@@ -273,9 +276,7 @@ class RobotsChecker(AsyncClosing):
             else None,
         )
 
-    async def usage(
-        self, url: str | URL, *, user_agent: str | None = None
-    ) -> UsagePreferences | None:
+    async def usage(self, url: object, *, user_agent: str | None = None) -> UsagePreferences | None:
         """AI usage preferences for ``url`` from robots.txt (draft-ietf-aipref-attach).
 
         None when ``url`` may not be fetched at all; combine with the response's own
@@ -287,22 +288,24 @@ class RobotsChecker(AsyncClosing):
         token = self._token_for(user_agent)
         return await _usage_of(entry.robots, url, token, self._usage_turns)
 
-    async def robots(self, url: str) -> CacheEntry:
+    async def robots(self, url: object) -> CacheEntry:
         """The cache entry (rules, source, outcome, times) for ``url``'s origin."""
         entry, _ = await self._entry(self._origin(url))
         return entry
 
-    async def crawl_delay(self, url: str, *, user_agent: str | None = None) -> float | None:
+    async def crawl_delay(self, url: object, *, user_agent: str | None = None) -> float | None:
         """Crawl-delay in seconds for ``url``'s origin, if robots.txt sets one."""
         entry, _ = await self._entry(self._origin(url))
         return entry.robots.crawl_delay(robots_token=self._token_for(user_agent))
 
-    async def request_rate(self, url: str, *, user_agent: str | None = None) -> RequestRate | None:
+    async def request_rate(
+        self, url: object, *, user_agent: str | None = None
+    ) -> RequestRate | None:
         """Request-rate for ``url``'s origin, if robots.txt sets one."""
         entry, _ = await self._entry(self._origin(url))
         return entry.robots.request_rate(robots_token=self._token_for(user_agent))
 
-    async def sitemaps(self, url: str) -> tuple[str, ...]:
+    async def sitemaps(self, url: object) -> tuple[str, ...]:
         """Sitemap URLs of ``url``'s origin, relative ones resolved against robots.txt."""
         origin = self._origin(url)
         entry, _ = await self._entry(origin)
@@ -320,11 +323,11 @@ class RobotsChecker(AsyncClosing):
         """The fetcher robots.txt (and sitemaps) are fetched with."""
         return self._fetcher
 
-    def invalidate(self, url: str) -> bool:
+    def invalidate(self, url: object) -> bool:
         """Forget the robots.txt of ``url``'s origin; True if it was cached."""
         return self._cache.invalidate(self._origin(url))
 
-    async def prefetch(self, urls: Iterable[str]) -> None:
+    async def prefetch(self, urls: Iterable[object]) -> None:
         """Fetch the robots.txt of every distinct origin among ``urls`` concurrently.
 
         :raises InvalidURLError: for a URL that is not absolute http(s).
@@ -332,7 +335,7 @@ class RobotsChecker(AsyncClosing):
         origins = {self._origin(url) for url in urls}
         await asyncio.gather(*(self._entry(origin) for origin in origins))
 
-    async def wait(self, url: str, *, user_agent: str | None = None) -> float:
+    async def wait(self, url: object, *, user_agent: str | None = None) -> float:
         """Sleep until ``url``'s origin may be visited again; return the seconds slept.
 
         The interval is the larger of Crawl-delay and Request-rate's delay, capped by
@@ -396,7 +399,7 @@ class RobotsChecker(AsyncClosing):
             if isinstance(loop, asyncio.BaseEventLoop) and not self._closed:
                 self._hot_loop = loop
 
-    def _origin(self, url: str) -> Origin:
+    def _origin(self, url: object) -> Origin:
         # No memo: Origin.from_url() answers a usual URL in ~0.5 us, as fast as a memo
         # hit, and a memo costs memory per distinct authority (userinfo included).
         return Origin.from_url(url)

@@ -22,9 +22,9 @@ import aiohttp
 from aiohttp import hdrs
 from aiohttp.http import SERVER_SOFTWARE
 
+from ..checker import refusal as _refusal
 from ..checker.checker import RobotsChecker
-from ..core.errors import RobotsError
-from ..core.usage import CATEGORIES, UsagePreferences, combine_usage, usage_from_header
+from ..core.usage import UsagePreferences, combine_usage, usage_from_header
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -32,74 +32,31 @@ if TYPE_CHECKING:
     from aiohttp import ClientRequest, ClientResponse
     from aiohttp.client_middlewares import ClientHandlerType
 
-    from ..checker.checker import Decision
-    from ..core.results import Verdict
     from ..core.usage import UsageCategory
 
 __all__ = ["DisallowedError", "RobotsMiddleware", "UsageRefusedError", "content_usage"]
 
 _SCHEMES = frozenset({"http", "https"})
-#: Statuses whose Location aiohttp follows: their body is no content to use.
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_REDIRECTS = _refusal.REDIRECTS
 #: Preferences of the responses that passed through a middleware (see content_usage).
 _USAGE: WeakKeyDictionary[ClientResponse, UsagePreferences] = WeakKeyDictionary()
 
 
-class DisallowedError(RobotsError, aiohttp.ClientError):
+class DisallowedError(_refusal.DisallowedError, aiohttp.ClientError):
     """Raised instead of sending a request that robots.txt disallows.
 
     A :class:`aiohttp.ClientError`, so existing ``except ClientError`` handlers
     catch it; ``verdict`` says which rule of which group decided.
     """
 
-    def __init__(
-        self, url: str, user_agent: str, verdict: Verdict, decision: Decision | None = None
-    ) -> None:
-        super().__init__(f"robots.txt disallows {url} for {user_agent}: {_why(verdict, decision)}")
-        self.url = url
-        self.user_agent = user_agent
-        self.verdict = verdict
-        #: The checker's :class:`robots_async.Decision` (source, status, cache times).
-        self.decision = decision
 
-    @property
-    def reason(self) -> str:
-        """Why, in a few words: the deciding rule, or what happened to robots.txt."""
-        return _why(self.verdict, self.decision)
-
-
-class UsageRefusedError(RobotsError, aiohttp.ClientError):
+class UsageRefusedError(_refusal.UsageRefusedError, aiohttp.ClientError):
     """Raised for a response whose AI usage preference is ``n`` for a refused category.
 
     Only with ``RobotsMiddleware(refuse_usage=...)``. The request was sent (robots.txt
     allows crawling it) and the response closed unread; ``usage`` is the combined
     robots.txt and ``Content-Usage`` header preference, ``category`` the one refused.
     """
-
-    def __init__(
-        self, url: str, category: UsageCategory, usage: UsagePreferences, status: int
-    ) -> None:
-        super().__init__(f"{url}: content usage {category}=n ({_usage_source(usage)})")
-        self.url = url
-        self.category = category
-        self.usage = usage
-        #: HTTP status of the refused response.
-        self.status = status
-
-
-def _why(verdict: Verdict, decision: Decision | None) -> str:
-    if verdict.rule is not None:
-        return f"{verdict.rule} (line {verdict.line})"
-    if decision is not None and decision.source in ("unreachable", "stale"):
-        cause = decision.outcome.error or f"HTTP {decision.status}"
-        return f"robots.txt unreachable ({cause}): {verdict.reason}"
-    return verdict.reason
-
-
-def _usage_source(usage: UsagePreferences) -> str:
-    sources = [f"{rule} (line {rule.line})" for rule in usage.rules]
-    sources += [f"header Content-Usage: {value}" for value in usage.header]
-    return "; ".join(sources) or "no statement"
 
 
 def content_usage(response: ClientResponse) -> UsagePreferences | None:
@@ -111,19 +68,6 @@ def content_usage(response: ClientResponse) -> UsagePreferences | None:
     schemes, or a session without the middleware).
     """
     return _USAGE.get(response)
-
-
-def _refused_categories(refuse_usage: Iterable[str]) -> tuple[UsageCategory, ...]:
-    if isinstance(refuse_usage, str):
-        refuse_usage = (refuse_usage,)
-    chosen = tuple(refuse_usage)
-    known = [category for category in CATEGORIES if category in chosen]
-    unknown = [category for category in chosen if category not in CATEGORIES]
-    if unknown:
-        raise ValueError(
-            f"refuse_usage: unknown category {unknown[0]!r}; accepted: {', '.join(CATEGORIES)}"
-        )
-    return tuple(known)
 
 
 def _require_checker(checker: object) -> RobotsChecker:
@@ -165,7 +109,7 @@ class RobotsMiddleware:
     ) -> None:
         self.checker = _require_checker(checker)
         self.respect_crawl_delay = respect_crawl_delay
-        self.refuse_usage = _refused_categories(refuse_usage)
+        self.refuse_usage = _refusal.refused_categories(refuse_usage)
 
     async def __call__(self, request: ClientRequest, handler: ClientHandlerType) -> ClientResponse:
         """Check ``request.url`` (every hop passes here), then send it."""

@@ -13,7 +13,9 @@ misuse of the API and for adapters that must refuse a request::
     ├── EventLoopError(RuntimeError)     cache or checker used in a second event loop
     ├── StoreError                       a shared store failed (the cache carries on locally)
     │   └── InvalidRecordError           a shared record does not conform (read as a miss)
-    └── DisallowedError                  contrib.aiohttp: robots.txt forbids the request
+    ├── DisallowedError                  an adapter refused a request robots.txt forbids
+    ├── UsageRefusedError                an adapter refused a response's content usage
+    └── URLTypeError(TypeError)          a URL of a type the checker does not take
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ __all__ = [
     "RobotsError",
     "SitemapError",
     "StoreError",
+    "URLTypeError",
 ]
 
 
@@ -43,6 +46,18 @@ class InvalidURLError(RobotsError, ValueError):
         super().__init__(f"{reason}: {url!r}")
         self.url = url
         self.reason = reason
+
+
+class URLTypeError(RobotsError, TypeError):
+    """Raised for a URL that is neither text, a ``yarl.URL``, nor an object whose
+    ``str()`` is an absolute http(s) URL (an ``httpx.URL``, say)."""
+
+    def __init__(self, url: object) -> None:
+        super().__init__(
+            f"url must be a str, yarl.URL, httpx.URL or an object whose str() is an "
+            f"absolute http(s) URL, not {type(url).__name__}"
+        )
+        self.url = url
 
 
 class InvalidUserAgentError(RobotsError, ValueError):

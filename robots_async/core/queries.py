@@ -19,8 +19,6 @@ from .usage import UsagePreferences, UsageRule, combine_usage
 from .usage_index import UsageIndex
 
 if TYPE_CHECKING:
-    from yarl import URL
-
     from .matcher import Bucket
     from .results import ParseWarning, RequestRate, VisitTime
 
@@ -44,13 +42,13 @@ class RobotsQueries(AgentSelection):
 
         def allowed(
             self,
-            url: str | URL,
+            url: object,
             user_agent: str | None = None,
             *,
             robots_token: str | None = None,
         ) -> bool: ...
 
-        def _target(self, url: str | URL) -> str: ...
+        def _target(self, url: object) -> str: ...
 
         def _bucket(self, token: str) -> Bucket | None: ...
 
@@ -89,7 +87,7 @@ class RobotsQueries(AgentSelection):
         return self._public_groups
 
     def explain(
-        self, url: str | URL, user_agent: str | None = None, *, robots_token: str | None = None
+        self, url: object, user_agent: str | None = None, *, robots_token: str | None = None
     ) -> Verdict:
         """Return the :class:`Verdict` for ``url``: the deciding rule, line and group."""
         target = self._target(url)
@@ -111,7 +109,7 @@ class RobotsQueries(AgentSelection):
         return Verdict(reason != "disallow", reason, rule.rule, rule.line, agents, token)
 
     def usage(
-        self, url: str | URL, user_agent: str | None = None, *, robots_token: str | None = None
+        self, url: object, user_agent: str | None = None, *, robots_token: str | None = None
     ) -> UsagePreferences | None:
         """AI usage preferences for ``url`` (the ``Content-Usage`` rules), or None.
 

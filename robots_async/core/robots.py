@@ -20,8 +20,6 @@ from .selection import _MAX_CACHED_TOKENS, _NOBODY, _TOKENS, _UNSEEN, _AgentInde
 from .url import encode_non_ascii, request_target
 
 if TYPE_CHECKING:
-    from yarl import URL
-
     from .packed_warnings import PackedWarnings
     from .policy import MatchPolicy
     from .results import CleanParam, Group, ParseWarning, WarningRecord
@@ -147,7 +145,7 @@ class RobotsTxt(RobotsQueries):
         return self._synthetic
 
     def allowed(  # noqa: PLR0912 (the hot path: each branch saves a call)
-        self, url: str | URL, user_agent: str | None = None, *, robots_token: str | None = None
+        self, url: object, user_agent: str | None = None, *, robots_token: str | None = None
     ) -> bool:
         """Return True if the agent may fetch ``url`` (absolute URL or path).
 
@@ -216,7 +214,7 @@ class RobotsTxt(RobotsQueries):
             self._seen = url[:end]
         return common[1]
 
-    def _allowed_by_policy(self, url: str | URL, bucket: Bucket | None) -> bool:
+    def _allowed_by_policy(self, url: object, bucket: Bucket | None) -> bool:
         """allowed() without a bucket, or for policies other than Google's."""
         if bucket is None and self._synthetic != "disallow-all" and type(url) is str:
             return True  # (no rule for the agent: the target is not needed)
@@ -239,7 +237,7 @@ class RobotsTxt(RobotsQueries):
             f"sitemaps={len(self._sitemaps)} policy={self._policy.name!r}>"
         )
 
-    def _target(self, url: str | URL) -> str:
+    def _target(self, url: object) -> str:
         target = request_target(url)
         policy = self._policy
         if policy.encode_raw_url and not target.isascii():

@@ -10,12 +10,19 @@ import re
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import SplitResult, quote, urlsplit
 
-from .errors import InvalidURLError
+from .errors import InvalidURLError, URLTypeError
 
 if TYPE_CHECKING:
     from yarl import URL
 
-__all__ = ["Origin", "encode_non_ascii", "request_target", "robots_url", "url_text"]
+__all__ = [
+    "Origin",
+    "client_url",
+    "encode_non_ascii",
+    "request_target",
+    "robots_url",
+    "url_text",
+]
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _NON_ASCII = re.compile("[^\x00-\x7f]+")
@@ -31,6 +38,8 @@ _PLAIN_ORIGIN = re.compile(r"(https?)://([A-Za-z0-9.-]+)(?::([0-9]{1,5}))?(?=[/?
 _MAX_PORT = 65_535
 _new_tuple = tuple.__new__
 # A registered name or IP literal after urlsplit (RFC 3986 §3.2.2, brackets removed).
+# What str() of another client's URL object must start with to be taken as a URL.
+_ABSOLUTE_HTTP = re.compile("https?://", re.IGNORECASE).match
 _VALID_HOST = re.compile(r"[A-Za-z0-9._~!$&'()*+,;=:%-]+")
 
 
@@ -45,10 +54,11 @@ class Origin(NamedTuple):
     port: int
 
     @classmethod
-    def from_url(cls, url: str | URL) -> Origin:
-        """Return the origin of an absolute http(s) URL (a str or a ``yarl.URL``).
+    def from_url(cls, url: object) -> Origin:
+        """Return the origin of an absolute http(s) URL (any type :func:`client_url` takes).
 
         :raises InvalidURLError: relative URL, other scheme, bad host or port.
+        :raises URLTypeError: ``url`` is no URL (see :func:`client_url`).
         """
         text = url_text(url)
         common = _PLAIN_ORIGIN(text)
@@ -73,7 +83,7 @@ class Origin(NamedTuple):
         return f"{self.scheme}://{host}:{self.port}"
 
 
-def robots_url(url: str | URL) -> str:
+def robots_url(url: object) -> str:
     """Return the robots.txt URL governing ``url`` (userinfo, path and query dropped).
 
     :raises InvalidURLError: when ``url`` is not an absolute http(s) URL.
@@ -81,18 +91,36 @@ def robots_url(url: str | URL) -> str:
     return Origin.from_url(url).robots_url
 
 
-def url_text(url: object) -> str:
-    """``url`` as text: a str as it is, a ``yarl.URL`` as the encoded URL it sends.
+def client_url(url: object) -> str | URL:
+    """``url`` as a str or a ``yarl.URL``: the URL of any HTTP client, by duck typing.
 
-    yarl is not imported here (the core stays free of the HTTP stack): a yarl URL is
-    recognised by its type's module, and ``str()`` of it is its normalised, encoded
-    form, which is what aiohttp puts on the wire.
+    A str or a ``yarl.URL`` is returned as it is; any other object (an ``httpx.URL``,
+    say) as its ``str()`` when that is an absolute http(s) URL. Neither yarl nor
+    httpx is imported here: a yarl URL is recognised by its type's module.
+
+    :raises URLTypeError: for anything else (bytes, None, a relative URL object).
     """
     if isinstance(url, str):
         return url
     if type(url).__module__.partition(".")[0] == "yarl":
-        return str(url)
-    raise TypeError(f"url must be str or yarl.URL, not {type(url).__name__}")
+        return url  # type: ignore[return-value]  # a yarl.URL, recognised by module
+    if url is None or isinstance(url, (bytes, bytearray, memoryview)):
+        raise URLTypeError(url)
+    text = str(url)
+    if _ABSOLUTE_HTTP(text) is None:
+        raise URLTypeError(url)
+    return text
+
+
+def url_text(url: object) -> str:
+    """``url`` as text: a str as it is, a ``yarl.URL`` as the encoded URL it sends,
+    another client's URL object as its ``str()`` (see :func:`client_url`).
+
+    ``str()`` of a yarl URL is its normalised, encoded form: what aiohttp sends.
+    """
+    if isinstance(url, str):
+        return url
+    return str(client_url(url))
 
 
 def _split_absolute(url: str) -> SplitResult:
@@ -133,7 +161,7 @@ def _normalise_host(host: str, url: str) -> str:
         raise InvalidURLError(url, f"invalid international host name ({exc})") from exc
 
 
-def request_target(url: str | URL) -> str:
+def request_target(url: object) -> str:
     """Reduce a URL to path + params + query, as Google's matcher does.
 
     Scheme, userinfo, host, port and fragment are dropped without validation; the

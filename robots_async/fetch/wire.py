@@ -9,12 +9,9 @@ the URL as written would let ``/x/../private`` or ``/%70rivate`` through a
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from ..core.errors import InvalidURLError
-
-if TYPE_CHECKING:
-    from yarl import URL
+from ..core.url import client_url
 
 __all__ = ["PLAIN_URL", "wire_url"]
 
@@ -42,31 +39,43 @@ PLAIN_URL = re.compile(
 ).fullmatch
 
 
-def wire_url(url: str | URL) -> str:
+def wire_url(url: object) -> str:
     """``scheme://authority`` plus the request target the client sends for ``url``.
+
+    ``url`` is a str, a ``yarl.URL`` or another client's URL object (see
+    :func:`~robots_async.core.url.client_url`), judged as its text so that one URL
+    gets one verdict whatever its type. In particular the hex digits of every
+    %-escape come out upper-case (yarl's parse does it): ``%3c`` and ``%3C`` are the
+    same octet (RFC 3986 §2.1, §6.2.2.1), a server serves both alike, and
+    ``Disallow: /a%3cd`` (stored as ``/a%3Cd``) must refuse both. A ``yarl.URL(...,
+    encoded=True)`` or an ``httpx.URL`` keeps ``%3c``, ``%70`` or ``/../`` as given
+    and its client sends them so; its text is normalised like a str's. Google's
+    matcher leaves the URL as it is (google_semantics.md item 18):
+    ``RobotsTxt.allowed()`` on a str still does; only the URL the checker judges
+    for a request is normalised.
 
     Relative and non-http(s) URLs are returned as they are, for the caller's own
     validation to reject.
 
     :raises InvalidURLError: when yarl cannot parse ``url`` (a bad port, say).
+    :raises URLTypeError: when ``url`` is no URL of a client at all.
     """
-    if isinstance(url, str):
-        unchanged = _UNCHANGED.fullmatch(url)
-        if unchanged is not None:
-            path = unchanged.group(1)
-            if path is None or "/." not in path or _DOT_SEGMENT.search(path) is None:
-                return url
-        from yarl import URL
+    if not isinstance(url, str):
+        url = str(client_url(url))
+    unchanged = _UNCHANGED.fullmatch(url)
+    if unchanged is not None:
+        path = unchanged.group(1)
+        if path is None or "/." not in path or _DOT_SEGMENT.search(path) is None:
+            return url
+    from yarl import URL
 
-        try:
-            parsed = URL(url)
-        except (ValueError, TypeError) as exc:
-            raise InvalidURLError(url, f"unparsable URL ({exc})") from exc
-    else:
-        parsed = url
+    try:
+        parsed = URL(url)
+    except (ValueError, TypeError) as exc:
+        raise InvalidURLError(url, f"unparsable URL ({exc})") from exc
     if not parsed.absolute or parsed.scheme not in ("http", "https"):
-        return str(url)
+        return url
     try:
         return f"{parsed.scheme}://{parsed.raw_authority}{parsed.raw_path_qs}"
     except (ValueError, TypeError) as exc:
-        raise InvalidURLError(str(url), f"unparsable URL ({exc})") from exc
+        raise InvalidURLError(url, f"unparsable URL ({exc})") from exc

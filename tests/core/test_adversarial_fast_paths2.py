@@ -18,16 +18,23 @@ _FILE = "User-agent: *\nDisallow: /private\nAllow: /private/ok\n"
 
 
 @pytest.mark.parametrize("before", [None, "https://x.test/", "https://x.test/public"])
-def test_a_user_string_is_refused_whatever_was_asked_before(before: str | None) -> None:
-    """A UserString has startswith() and slicing but is not a str: refused with the
-    documented TypeError, as before issue 13. The origin memo took it through the str
-    fast path once a str URL of the same origin had been asked (history-dependent)."""
+def test_a_user_string_gets_the_str_verdict_whatever_was_asked_before(
+    before: str | None,
+) -> None:
+    """A UserString is not a str but its str() is an absolute URL: taken as that text
+    (issue 31: URLs of any client), with the str's verdict. The origin memo once took
+    it through the str fast path after a str URL of the same origin (issue 13), so the
+    answer must not depend on what was asked before."""
     robots = ra.parse(_FILE)
     if before is not None:
         assert robots.allowed(before, robots_token="bot")
     for text in ("https://x.test/private", "https://x.test/public", "https://y.test/a"):
-        with pytest.raises(TypeError, match="UserString"):
-            robots.allowed(collections.UserString(text), robots_token="bot")  # type: ignore[arg-type]
+        expected = robots.allowed(text, robots_token="bot")
+        user_string = collections.UserString(text)
+        assert robots.allowed(user_string, robots_token="bot") is expected  # type: ignore[arg-type]
+        assert robots.explain(user_string, robots_token="bot").allowed is expected  # type: ignore[arg-type]
+    with pytest.raises(ra.URLTypeError, match="UserString"):
+        robots.allowed(collections.UserString("/relative"), robots_token="bot")  # type: ignore[arg-type]
 
 
 class _Lying(str):

@@ -1,0 +1,97 @@
+"""What every HTTP-client adapter refuses with, whatever the client.
+
+Each adapter (``contrib.aiohttp``, ``contrib.httpx``) raises a subclass that is also
+its client's own request error, so ``except aiohttp.ClientError`` or
+``except httpx.RequestError`` keeps working; ``except robots_async.DisallowedError``
+catches the refusal of any client.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..core.errors import RobotsError
+from ..core.usage import CATEGORIES
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from ..core.results import Verdict
+    from ..core.usage import UsageCategory, UsagePreferences
+    from .checker import Decision
+
+__all__ = ["DisallowedError", "UsageRefusedError", "refused_categories"]
+
+#: Statuses whose Location the clients follow: their body is no content to use.
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+class DisallowedError(RobotsError):
+    """Raised instead of sending a request that robots.txt disallows.
+
+    ``verdict`` says which rule of which group decided, ``decision`` where the
+    robots.txt came from.
+    """
+
+    def __init__(
+        self, url: str, user_agent: str, verdict: Verdict, decision: Decision | None = None
+    ) -> None:
+        super().__init__(f"robots.txt disallows {url} for {user_agent}: {_why(verdict, decision)}")
+        self.url = url
+        self.user_agent = user_agent
+        self.verdict = verdict
+        #: The checker's :class:`robots_async.Decision` (source, status, cache times).
+        self.decision = decision
+
+    @property
+    def reason(self) -> str:
+        """Why, in a few words: the deciding rule, or what happened to robots.txt."""
+        return _why(self.verdict, self.decision)
+
+
+class UsageRefusedError(RobotsError):
+    """Raised for a response whose AI usage preference is ``n`` for a refused category.
+
+    The request was sent (robots.txt allows crawling it) and the response closed
+    unread; ``usage`` is the combined robots.txt and ``Content-Usage`` header
+    preference, ``category`` the one refused.
+    """
+
+    def __init__(
+        self, url: str, category: UsageCategory, usage: UsagePreferences, status: int
+    ) -> None:
+        super().__init__(f"{url}: content usage {category}=n ({_usage_source(usage)})")
+        self.url = url
+        self.category = category
+        self.usage = usage
+        #: HTTP status of the refused response.
+        self.status = status
+
+
+def _why(verdict: Verdict, decision: Decision | None) -> str:
+    if verdict.rule is not None:
+        return f"{verdict.rule} (line {verdict.line})"
+    if decision is not None and decision.source in ("unreachable", "stale"):
+        cause = decision.outcome.error or f"HTTP {decision.status}"
+        return f"robots.txt unreachable ({cause}): {verdict.reason}"
+    return verdict.reason
+
+
+def _usage_source(usage: UsagePreferences) -> str:
+    sources = [f"{rule} (line {rule.line})" for rule in usage.rules]
+    sources += [f"header Content-Usage: {value}" for value in usage.header]
+    return "; ".join(sources) or "no statement"
+
+
+def refused_categories(refuse_usage: Iterable[str]) -> tuple[UsageCategory, ...]:
+    """The ``refuse_usage=`` categories, in CATEGORIES order; ValueError for others."""
+    if isinstance(refuse_usage, str):
+        refuse_usage = (refuse_usage,)
+    chosen = tuple(refuse_usage)
+    known = [category for category in CATEGORIES if category in chosen]
+    unknown = [category for category in chosen if category not in CATEGORIES]
+    if unknown:
+        raise ValueError(
+            f"refuse_usage: unknown category {unknown[0]!r}; accepted: {', '.join(CATEGORIES)}"
+        )
+    return tuple(known)
