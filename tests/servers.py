@@ -21,6 +21,23 @@ if TYPE_CHECKING:
 
     Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
+__all__ = [
+    "FakeClock",
+    "Hit",
+    "Server",
+    "TOKEN",
+    "USER_AGENT",
+    "clock",
+    "free_port",
+    "gzip_bomb",
+    "make_cache",
+    "make_checker",
+    "make_fetcher",
+    "make_server",
+    "raw_server",
+    "server",
+]
+
 USER_AGENT = "PipelineBot/1.0 (+https://example.test/bot)"
 TOKEN = "PipelineBot"
 

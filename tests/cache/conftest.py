@@ -9,45 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..servers import (
-    TOKEN,
-    USER_AGENT,
-    FakeClock,
-    Hit,
-    Server,
-    clock,
-    free_port,
-    gzip_bomb,
-    make_cache,
-    make_checker,
-    make_fetcher,
-    make_server,
-    raw_server,
-    server,
-)
+from ..servers import *  # noqa: F403 (fixtures are found by name in a conftest)
+from ..servers import __all__ as _shared
 from ..workers import JsonLinesWorker
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
 
-__all__ = [
-    "FakeClock",
-    "Hit",
-    "Server",
-    "StoreWorker",
-    "TOKEN",
-    "USER_AGENT",
-    "clock",
-    "free_port",
-    "gzip_bomb",
-    "make_cache",
-    "make_checker",
-    "make_fetcher",
-    "make_server",
-    "raw_server",
-    "server",
-    "start_worker",
-]
+__all__ = [*_shared, "StoreWorker", "start_worker"]  # noqa: PLE0604
 
 HERE = Path(__file__).parent
 

@@ -1,37 +1,6 @@
-"""Fixtures for the fetcher, resolver and SSRF guard tests (tests/servers.py)."""
+"""Fixtures for the fetcher, resolver and SSRF guard tests: real aiohttp servers on 127.0.0.1 and
+the rest of tests/servers.py, whose names the tests import from here."""
 
 from __future__ import annotations
 
-from ..servers import (
-    TOKEN,
-    USER_AGENT,
-    FakeClock,
-    Hit,
-    Server,
-    clock,
-    free_port,
-    gzip_bomb,
-    make_cache,
-    make_checker,
-    make_fetcher,
-    make_server,
-    raw_server,
-    server,
-)
-
-__all__ = [
-    "FakeClock",
-    "Hit",
-    "Server",
-    "TOKEN",
-    "USER_AGENT",
-    "clock",
-    "free_port",
-    "gzip_bomb",
-    "make_cache",
-    "make_checker",
-    "make_fetcher",
-    "make_server",
-    "raw_server",
-    "server",
-]
+from ..servers import *  # noqa: F403 (fixtures are found by name in a conftest)
