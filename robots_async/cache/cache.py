@@ -34,8 +34,6 @@ from ..fetch.lanes import FetchLanes, slow_lane_size
 from ..fetch.outcome import FetchOutcome
 from ..fetch.policy import FetchPolicy
 from .entry import CacheEntry, CacheStats
-from .observations import RecordTranslation
-from .resolve import OutcomeResolver
 from .settings import check_cache
 from .shared import SharedStoreProtocol
 from .table import EntryTable
@@ -58,7 +56,7 @@ _DEADLINE_GRACE = 0.25
 _OVERRAN = "still running at its deadline (total_timeout from its start)"
 
 
-class RobotsCache(SharedStoreProtocol, RecordTranslation, OutcomeResolver, EntryTable):
+class RobotsCache(SharedStoreProtocol, EntryTable):
     """Per-origin robots.txt cache in front of a :class:`Fetcher`.
 
     The coordinator: single flight and the local fetch are here; each base class is

@@ -18,15 +18,13 @@ from ..fetch.http import max_age, retry_after
 from ..fetch.outcome import FetchOutcome
 from ..fetch.policy import Resolution
 from .records import LOCAL_ERRORS, StoredRobots, validate
-from .resolve import same_observation
+from .resolve import OutcomeResolver, same_observation
 
 if TYPE_CHECKING:
     from collections import OrderedDict
-    from collections.abc import Callable
 
     from ..core.policy import MatchPolicy, PolicyName
     from ..core.url import Origin
-    from ..fetch.policy import FetchPolicy
     from .entry import CacheEntry
 
 __all__ = ["RecordTranslation"]
@@ -37,26 +35,12 @@ logger = logging.getLogger("robots_async")
 _PARSED_BODIES = 256
 
 
-class RecordTranslation:
-    """Entries to records and back (a base of RobotsCache)."""
+class RecordTranslation(OutcomeResolver):
+    """Entries to records and back (a base of RobotsCache; entries are made by the
+    OutcomeResolver it extends)."""
 
-    _policy: FetchPolicy
-    _clock: Callable[[], float]
     _match_policy: PolicyName | MatchPolicy
     _parsed: OrderedDict[str, RobotsTxt]
-
-    if TYPE_CHECKING:
-
-        def _entry(
-            self,
-            origin: Origin,
-            *,
-            outcome: FetchOutcome,
-            resolution: Resolution,
-            now: float,
-            generation: int,
-            last_good_body: bytes | None,
-        ) -> CacheEntry: ...
 
     #: Failures counted at most from a record: 2**63 error TTLs exceed any
     #: max_error_ttl, and a larger count from a record would only overflow a float.

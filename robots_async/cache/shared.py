@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..core.errors import InvalidRecordError, StoreError
 from ..fetch.deadline import within
+from .observations import RecordTranslation
 from .records import check_clock, check_size, check_url, unlike_own_fetch, validate
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from ..core.url import Origin
-    from ..fetch.policy import FetchPolicy
     from .entry import CacheEntry
     from .records import StoredRobots
     from .store import Lease, RobotsStore
@@ -38,30 +38,17 @@ logger = logging.getLogger("robots_async")
 _T = TypeVar("_T")
 
 
-class SharedStoreProtocol:
-    """Records and leases through a RobotsStore (a base of RobotsCache)."""
+class SharedStoreProtocol(RecordTranslation):
+    """Records and leases through a RobotsStore (a base of RobotsCache; records are
+    read and written by the RecordTranslation it extends)."""
 
     _store: RobotsStore | None
-    _policy: FetchPolicy
-    _clock: Callable[[], float]
     _invalid_logged: set[str]
 
     if TYPE_CHECKING:
 
-        def _count(self, name: str) -> None: ...
-
         async def _fetch_locally(
             self, origin: Origin, previous: CacheEntry | None, generation: int
-        ) -> CacheEntry: ...
-
-        def _to_record(self, entry: CacheEntry) -> StoredRobots | None: ...
-
-        def _from_record(
-            self,
-            origin: Origin,
-            record: StoredRobots,
-            previous: CacheEntry | None,
-            generation: int,
         ) -> CacheEntry: ...
 
     #: Seconds one store call may take (at most the fetch's total_timeout).
