@@ -2,13 +2,16 @@
 matcher (jwm.robotstxt) on a directory of real robots.txt files, in one run.
 
     python bench/bench_core.py CORPUS_DIR [--rounds 24] [--anchors protego,jwm,urllib]
+        [--agents one|many]
 
 Sequential A-then-B timing on a shared machine swings a ratio by 2x between runs, so
 every ratio here is paired: each round takes a batch of files and times it A,B,B,A
 (alternating with B,A,A,B), giving one ratio per round; the table shows the median
 and the interquartile range over the rounds, for wall time and for CPU time.
 Metrics: parse (bodies to objects), match (20 queries per file on parsed, already
-queried objects), one-shot (parse + 20 queries). Memory is measured in a fresh
+queried objects), one-shot (parse + 20 queries). ``--agents many`` asks each file's
+queries for five crawler names in turn (an AI-crawler survey, a fleet of differently
+named crawlers) instead of one. Memory is measured in a fresh
 process per backend with tracemalloc: bytes retained per file after parsing, and
 after its 20 queries. Then: scaling of compile (rules), the agent index (groups)
 and match (unrelated ``/*`` rules); the cached ``await checker.allowed()`` against a
@@ -38,6 +41,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
 AGENT = "Googlebot"
+#: The names of ``--agents many``, asked in turn: query i of a file by name i % 5.
+AGENTS = {"one": (AGENT,), "many": ("GPTBot", "ClaudeBot", "CCBot", AGENT, "Bingbot")}
 #: Issue 13's targets against protego (memory: at most this fraction).
 TARGETS = {"parse": 4.0, "match": 4.0, "one-shot": 3.0}
 MEMORY_TARGET = 0.5
@@ -50,8 +55,11 @@ def load_corpus(directory: Path) -> list[tuple[str, bytes]]:
     return [(p.name, p.read_bytes()) for p in sorted(directory.iterdir()) if p.is_file()]
 
 
-def sample_urls(host: str, body: bytes, count: int, rng: random.Random) -> list[str]:
-    """URLs that exercise the file: paths taken from its own rules plus common ones."""
+def sample_urls(
+    host: str, body: bytes, count: int, rng: random.Random, agents: Sequence[str] = (AGENT,)
+) -> list[tuple[str, str]]:
+    """(URL, crawler name) pairs that exercise the file: paths taken from its own
+    rules plus common ones, the names of ``agents`` in turn."""
     paths = ["/", "/index.html", "/search?q=robots", "/wp-admin/admin-ajax.php", "/a/b/c.html"]
     for line in body.decode("utf-8", "replace").splitlines():
         key, _, value = line.partition(":")
@@ -60,14 +68,17 @@ def sample_urls(host: str, body: bytes, count: int, rng: random.Random) -> list[
             path = value.replace("*", "x").rstrip("$")
             paths.extend((path, path + "extra/page?id=1"))
     picked = [rng.choice(paths) for _ in range(count)]
-    return [f"https://{host}{p}" for p in picked]
+    return [(f"https://{host}{p}", agents[i % len(agents)]) for i, p in enumerate(picked)]
 
 
 class Anchor:
     """One implementation under test: how to parse a body and ask a question."""
 
     def __init__(
-        self, name: str, parse: Callable[[bytes], Any], allowed: Callable[[Any, str], bool]
+        self,
+        name: str,
+        parse: Callable[[bytes], Any],
+        allowed: Callable[[Any, str, str], bool],
     ) -> None:
         self.name = name
         self.parse = parse
@@ -81,7 +92,7 @@ def _urllib_parse(body: bytes) -> urllib.robotparser.RobotFileParser:
 
 
 def _ours() -> Anchor:
-    return Anchor("robots_async", robots_async.parse, lambda r, u: r.allowed(u, user_agent=AGENT))
+    return Anchor("robots_async", robots_async.parse, lambda r, u, a: r.allowed(u, a))
 
 
 def _protego() -> Anchor:
@@ -90,7 +101,7 @@ def _protego() -> Anchor:
     return Anchor(
         "protego",
         lambda b: Protego.parse(b.decode("utf-8", "replace")),
-        lambda r, u: r.can_fetch(u, AGENT),
+        lambda r, u, a: r.can_fetch(u, a),
     )
 
 
@@ -101,11 +112,11 @@ def _jwm() -> Anchor:
         # The C++ matcher parses the body on every query; "parse" only decodes.
         return googlebot.RobotsMatcher(), body.decode("utf-8", "replace")
 
-    return Anchor("jwm", jwm_parse, lambda r, u: r[0].OneAgentAllowedByRobots(r[1], AGENT, u))
+    return Anchor("jwm", jwm_parse, lambda r, u, a: r[0].OneAgentAllowedByRobots(r[1], a, u))
 
 
 def _urllib() -> Anchor:
-    return Anchor("urllib", _urllib_parse, lambda r, u: r.can_fetch(AGENT, u))
+    return Anchor("urllib", _urllib_parse, lambda r, u, a: r.can_fetch(a, u))
 
 
 BACKENDS: dict[str, Callable[[], Anchor]] = {
@@ -117,7 +128,8 @@ BACKENDS: dict[str, Callable[[], Anchor]] = {
 
 # --- paired timing ---------------------------------------------------------------
 
-Batch = list[tuple[bytes, list[str]]]
+Query = tuple[str, str]
+Batch = list[tuple[bytes, list[Query]]]
 
 
 def _runners(anchor: Anchor, batch: Batch) -> dict[str, Callable[[], object]]:
@@ -126,8 +138,8 @@ def _runners(anchor: Anchor, batch: Batch) -> dict[str, Callable[[], object]]:
     bodies = [body for body, _ in batch]
     parsed = [(parse(body), urls) for body, urls in batch]
     for obj, urls in parsed:  # warm per-object state: "match" is the steady state
-        for url in urls:
-            allowed(obj, url)
+        for url, agent in urls:
+            allowed(obj, url, agent)
 
     def run_parse() -> None:
         for body in bodies:
@@ -135,14 +147,14 @@ def _runners(anchor: Anchor, batch: Batch) -> dict[str, Callable[[], object]]:
 
     def run_match() -> None:
         for obj, urls in parsed:
-            for url in urls:
-                allowed(obj, url)
+            for url, agent in urls:
+                allowed(obj, url, agent)
 
     def run_one_shot() -> None:
         for body, urls in batch:
             obj = parse(body)
-            for url in urls:
-                allowed(obj, url)
+            for url, agent in urls:
+                allowed(obj, url, agent)
 
     return {"parse": run_parse, "match": run_match, "one-shot": run_one_shot}
 
@@ -191,7 +203,7 @@ def paired_ratios(
 
 
 def _batches(
-    files: list[tuple[str, bytes]], queries: dict[str, list[str]], size: int
+    files: list[tuple[str, bytes]], queries: dict[str, list[Query]], size: int
 ) -> list[Batch]:
     """``files`` in batches of ``size``, each file with its queries."""
     return [
@@ -201,7 +213,7 @@ def _batches(
 
 
 def print_by_size(
-    corpus: list[tuple[str, bytes]], queries: dict[str, list[str]], opts: argparse.Namespace
+    corpus: list[tuple[str, bytes]], queries: dict[str, list[Query]], opts: argparse.Namespace
 ) -> None:
     """One-shot against protego per quarter of the corpus by file size: where the
     per-round ratio comes from (a fixed cost per file weighs most on small files),
@@ -241,8 +253,8 @@ def _phases(batch: Batch, rounds: int) -> tuple[tuple[float, float, float], tupl
     def up_to_first_question() -> None:
         for body, urls in batch:
             obj = ours.parse(body)
-            for url in urls[:1]:
-                ours.allowed(obj, url)
+            for url, agent in urls[:1]:
+                ours.allowed(obj, url, agent)
 
     loops = [mine["parse"], up_to_first_question, mine["one-shot"]]
     loops += [theirs["parse"], theirs["one-shot"]]
@@ -271,11 +283,13 @@ def print_paired(name: str, ratios: dict[str, tuple[list[float], list[float]]]) 
 # --- memory, in a fresh process per backend --------------------------------------
 
 
-def memory_child(backend: str, corpus: list[tuple[str, bytes]], count: int, seed: int) -> None:
+def memory_child(
+    backend: str, corpus: list[tuple[str, bytes]], count: int, seed: int, agents: str = "one"
+) -> None:
     """Print JSON: mean bytes retained per file after parse, and after its queries."""
     anchor = BACKENDS[backend]()
     rng = random.Random(seed)
-    queries = [sample_urls(h, b, count, rng) for h, b in corpus]
+    queries = [sample_urls(h, b, count, rng, AGENTS[agents]) for h, b in corpus]
     bodies = [b for _, b in corpus]
     gc.collect()
     tracemalloc.start()
@@ -284,8 +298,8 @@ def memory_child(backend: str, corpus: list[tuple[str, bytes]], count: int, seed
     gc.collect()
     parsed = tracemalloc.get_traced_memory()[0]
     for obj, urls in zip(kept, queries, strict=True):
-        for url in urls:
-            anchor.allowed(obj, url)
+        for url, agent in urls:
+            anchor.allowed(obj, url, agent)
     gc.collect()
     queried = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
@@ -293,18 +307,22 @@ def memory_child(backend: str, corpus: list[tuple[str, bytes]], count: int, seed
     print(json.dumps({"parse": (parsed - before) / n, "queries": (queried - before) / n}))
 
 
-def memory(corpus_dir: Path, backend: str, count: int, seed: int) -> dict[str, float]:
+def memory(
+    corpus_dir: Path, backend: str, count: int, seed: int, agents: str = "one"
+) -> dict[str, float]:
     """Run :func:`memory_child` in a new interpreter (no earlier allocations around)."""
     args = [sys.executable, __file__, str(corpus_dir), "--memory-of", backend]
-    args += ["--queries", str(count), "--seed", str(seed)]
+    args += ["--queries", str(count), "--seed", str(seed), "--agents", agents]
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
     return result
 
 
-def print_memory(corpus_dir: Path, names: list[str], count: int, seed: int) -> None:
+def print_memory(
+    corpus_dir: Path, names: list[str], count: int, seed: int, agents: str = "one"
+) -> None:
     """Retained bytes per file for each backend, and ours as a fraction of theirs."""
-    figures = {name: memory(corpus_dir, name, count, seed) for name in names}
+    figures = {name: memory(corpus_dir, name, count, seed, agents) for name in names}
     ours = figures["robots_async"]
     print(f"\nretained bytes per file (tracemalloc, fresh process per backend; {count} queries)")
     print(f"{'backend':14} {'after parse':>12} {'after queries':>14}")
@@ -501,7 +519,7 @@ async def _checker_ratios(corpus: list[tuple[str, bytes]], origins: int, rounds:
 # --- agreement ------------------------------------------------------------------
 
 
-def agreement(corpus: list[tuple[str, bytes]], queries: dict[str, list[str]]) -> None:
+def agreement(corpus: list[tuple[str, bytes]], queries: dict[str, list[Query]]) -> None:
     """Verdicts of robots_async (google-reference policy) against jwm (Google's C++)."""
     try:
         from jwm.robotstxt import googlebot
@@ -513,9 +531,9 @@ def agreement(corpus: list[tuple[str, bytes]], queries: dict[str, list[str]]) ->
     for host, body in corpus:
         text = body.decode("utf-8", "replace")
         ours = robots_async.parse(text.encode(), policy="google-reference", max_bytes=None)
-        for url in queries[host]:
-            reference = matcher.OneAgentAllowedByRobots(text, AGENT, url)
-            same += ours.allowed(url, robots_token=AGENT) == reference
+        for url, agent in queries[host]:
+            reference = matcher.OneAgentAllowedByRobots(text, agent, url)
+            same += ours.allowed(url, robots_token=agent) == reference
             total += 1
     print(
         f"\nagreement with jwm (google-reference policy): {same}/{total} "
@@ -533,21 +551,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.add_argument("--anchors", default="protego", help="comma-separated: protego,jwm,urllib")
     args.add_argument("--seed", type=int, default=9309)
     args.add_argument(
+        "--agents", choices=tuple(AGENTS), default="one", help="crawler names per file: 1 or 5"
+    )
+    args.add_argument(
         "--skip", default="", help="comma-separated: timing,memory,scaling,checker,agreement"
     )
     args.add_argument("--memory-of", help=argparse.SUPPRESS)
     opts = args.parse_args(argv)
     corpus = load_corpus(opts.corpus)
     if opts.memory_of:
-        memory_child(opts.memory_of, corpus, opts.queries, opts.seed)
+        memory_child(opts.memory_of, corpus, opts.queries, opts.seed, opts.agents)
         return 0
     skip = set(opts.skip.split(",")) - {""}
     names = [n for n in opts.anchors.split(",") if n]
     rng = random.Random(opts.seed)
-    queries = {h: sample_urls(h, b, opts.queries, rng) for h, b in corpus}
+    queries = {h: sample_urls(h, b, opts.queries, rng, AGENTS[opts.agents]) for h, b in corpus}
     size = sum(len(b) for _, b in corpus) / 1e6
     print(
-        f"corpus: {len(corpus)} files, {size:.2f} MB, {opts.queries} queries/file; "
+        f"corpus: {len(corpus)} files, {size:.2f} MB, {opts.queries} queries/file "
+        f"by {len(AGENTS[opts.agents])} crawler name(s); "
         f"{opts.rounds} rounds of {opts.batch} files; Python {sys.version.split()[0]}"
     )
     if "timing" not in skip:
@@ -559,7 +581,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "protego" in names:
             print_by_size(corpus, queries, opts)
     if "memory" not in skip:
-        print_memory(opts.corpus, ["robots_async", *names], opts.queries, opts.seed)
+        print_memory(opts.corpus, ["robots_async", *names], opts.queries, opts.seed, opts.agents)
     if "scaling" not in skip:
         print_scaling()
     if "checker" not in skip:
