@@ -8,8 +8,8 @@ should be requested once in all (``origins``); with local caches only, once per
 worker (``workers * origins``). Prints the requests and wall time of both runs, and
 the verdicts against the loopback robots.txt (it disallows /private/ only) split in two:
 fail-open (/private/x allowed: never acceptable, the exit status is 1) and safe denials
-(/a disallowed) with why, e.g. "unreachable/local-limit": a fetch our own lanes refused
-on an overloaded machine, answered "disallow" until retried. Without --redis-url a
+(/a disallowed) with why, e.g. "unreachable/local-limit": a fetch this process could not
+make (no descriptor left), answered "disallow" until retried. Without --redis-url a
 redis-server is started on a free loopback port.
 """
 

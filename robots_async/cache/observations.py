@@ -12,7 +12,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ..core.errors import InvalidRecordError
-from ..core.parser import RobotsParser
+from ..core.parser import parse
 from ..core.robots import RobotsTxt
 from ..fetch.http import max_age, retry_after
 from ..fetch.outcome import FetchOutcome
@@ -163,9 +163,7 @@ class RecordTranslation(OutcomeResolver):
         key = StoredRobots.digest(body)
         robots = self._parsed.get(key)
         if robots is None:
-            parser = RobotsParser(self._match_policy, max_bytes=self._policy.max_bytes)
-            parser.feed(body)
-            robots = parser.close()
+            robots = parse(body, policy=self._match_policy, max_bytes=self._policy.max_bytes)
             self._parsed[key] = robots
             if len(self._parsed) > _PARSED_BODIES:
                 self._parsed.popitem(last=False)

@@ -59,11 +59,6 @@ class WaitingRequests:
         self._waiting: set[Any] = set()
         self._installed: bool | None = None  # None: not tried yet
 
-    @property
-    def count(self) -> int:
-        """Requests waiting now."""
-        return len(self._waiting)
-
     @contextmanager
     def waiting(self, request: Request, *, always: bool = False) -> Iterator[None]:
         """While in this block ``request`` does not count against CONCURRENT_REQUESTS

@@ -87,7 +87,7 @@ class FetchLanes:
         #: there because it was full), and stopped at their own deadline.
         self.moved = 0
         self.requeued = 0
-        self.refused: dict[Refusal, int] = {"deadline": 0}
+        self.overran = 0
 
     @property
     def capacity(self) -> int:
@@ -109,7 +109,7 @@ class FetchLanes:
             if await _within(task, min(loop.time() + self._slow_after, deadline)):
                 return task.result()
             if loop.time() >= deadline:
-                return await self._refuse(task, "deadline")
+                return await self._overrun(task)
             if self._slow_free > 0:
                 self._slow_free -= 1
                 slot.lane = "slow"
@@ -124,7 +124,7 @@ class FetchLanes:
                 deadline = loop.time() + timeout
             if await _within(task, deadline):
                 return task.result()
-            return await self._refuse(task, "deadline")
+            return await self._overrun(task)
         except asyncio.CancelledError:
             await _cancel(task)
             raise
@@ -189,10 +189,10 @@ class FetchLanes:
         else:
             self._release_fast()
 
-    async def _refuse(self, task: asyncio.Task[T], why: Refusal) -> Refusal:
+    async def _overrun(self, task: asyncio.Task[T]) -> Refusal:
         await _cancel(task)
-        self.refused[why] += 1
-        return why
+        self.overran += 1
+        return "deadline"
 
 
 def _live(waiters: deque[tuple[float, asyncio.Future[None]]]) -> bool:

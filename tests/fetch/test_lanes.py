@@ -28,7 +28,7 @@ async def test_full_slow_lane_queues_instead_of_cutting() -> None:
         *(lanes.run(lambda n=name: fetch(n), timeout=5.0) for name in ("a", "b", "c"))
     )
     assert sorted(results) == ["a", "b", "c"]
-    assert lanes.refused == {"deadline": 0}
+    assert lanes.overran == 0
     assert lanes.requeued >= 1
     assert lanes.peak <= lanes.capacity == 2
     assert len(starts) == 3 + lanes.requeued  # a queued fetch starts once more
@@ -67,7 +67,7 @@ async def test_deadline_counts_from_the_start_of_the_fetch() -> None:
     started = loop.time()
     assert await lanes.run(lambda: asyncio.sleep(10), timeout=0.2) == "deadline"
     assert 0.15 < loop.time() - started < 1.0
-    assert lanes.refused == {"deadline": 1}
+    assert lanes.overran == 1
     assert lanes.running == 0
 
 
