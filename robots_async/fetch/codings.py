@@ -28,8 +28,15 @@ _DECODED_HERE: Final = frozenset({"gzip", "x-gzip", "deflate"})
 #: Codings that mean "not compressed", and values seen in the wild from servers that
 #: mislabel plain text (``Content-Encoding: utf-8``); their bodies are read as they are.
 _NOT_COMPRESSION: Final = frozenset({"identity", "", "none", "utf-8", "utf8", "text", "binary"})
-#: Compression codings nobody decodes here: the body cannot be read.
-_UNREADABLE: Final = frozenset({"compress", "x-compress", "br", "zstd", "exi", "pack200-gzip"})
+#: Codings nobody decodes here, alone or stacked: the body cannot be read. The IANA
+#: HTTP Content Coding registry's (RFC 9110 §16.6.1) and common unregistered
+#: compressions (an unknown token is otherwise taken for a mislabelled plain body).
+_UNREADABLE: Final = frozenset(
+    {
+        "compress", "x-compress", "br", "zstd", "exi", "pack200-gzip", "aes128gcm",
+        "dcb", "dcz", "bzip2", "x-bzip2", "xz", "lzma", "lz4", "snappy",
+    }
+)  # fmt: skip
 #: Output bound of one decompression step (bytes); a bomb expands one step at a time.
 _STEP = 64 * 1024
 

@@ -49,6 +49,9 @@ def raw_deflate(data: bytes) -> bytes:
         (["gzip, identity"], "decode", ("gzip",)),
         (["gzip", "deflate"], "refuse", ("gzip", "deflate")),  # aiohttp undid gzip first
         (["compress"], "refuse", ("compress",)),
+        (["xz"], "refuse", ("xz",)),  # a compression, not a mislabel
+        (["aes128gcm"], "refuse", ("aes128gcm",)),  # RFC 8188: encrypted
+        (["BZIP2"], "refuse", ("bzip2",)),
         (["gzip, br"], "refuse", ("gzip", "br")),
         (["x-custom, gzip"], "refuse", ("x-custom", "gzip")),
         (["utf-8"], "as-is", ()),  # a mislabelled plain body
