@@ -14,7 +14,7 @@ from .cache.cache import CacheEntry, CacheStats, RobotsCache
 from .cache.sqlite import SQLiteStore
 from .cache.store import Lease, MemoryStore, RobotsStore, StoredRobots, StoreSchemaError
 from .checker.checker import CheckerStats, Decision, RobotsChecker
-from .checker.refusal import DisallowedError, UsageRefusedError
+from .checker.refusal import DisallowedError, LocalLimitError, UsageRefusedError
 from .checker.sitemaps import SitemapStats, SitemapWalk
 from .core.agent import is_valid_token, product_token, require_token
 from .core.errors import (
@@ -73,6 +73,7 @@ __all__ = [
     "InvalidURLError",
     "InvalidUserAgentError",
     "Lease",
+    "LocalLimitError",
     "MAX_LINE_BYTES",
     "MatchPolicy",
     "MemoryStore",

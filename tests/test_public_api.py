@@ -104,7 +104,7 @@ PINNED_ALL = {
         "Decision", "DisallowedError", "EventLoopError", "FIRST_MATCH", "FetchOutcome",
         "FetchPolicy", "FetchPolicyName", "Fetcher", "GOOGLE", "GOOGLE_REFERENCE", "Group",
         "InvalidRecordError", "InvalidURLError", "InvalidUserAgentError", "Lease",
-        "MAX_LINE_BYTES", "MatchPolicy", "MemoryStore", "Origin", "ParseWarning",
+        "LocalLimitError", "MAX_LINE_BYTES", "MatchPolicy", "MemoryStore", "Origin", "ParseWarning",
         "PolicyName", "RFC9309", "RequestRate", "Resolution", "RobotsCache", "RobotsChecker",
         "RobotsError", "RobotsParser", "RobotsStore", "RobotsTxt", "Rule", "SQLiteStore",
         "SitemapError", "SitemapLimits", "SitemapStats", "SitemapUrl", "SitemapWalk",
@@ -114,10 +114,12 @@ PINNED_ALL = {
         "require_token", "robots_url", "usage_from_header",
     ],
     "robots_async.contrib.aiohttp": [
-        "DisallowedError", "RobotsMiddleware", "UsageRefusedError", "content_usage",
+        "DisallowedError", "LocalLimitError", "RobotsMiddleware", "UsageRefusedError",
+        "content_usage",
     ],
     "robots_async.contrib.httpx": [
-        "DisallowedError", "RobotsTransport", "UsageRefusedError", "content_usage",
+        "DisallowedError", "LocalLimitError", "RobotsTransport", "UsageRefusedError",
+        "content_usage",
     ],
     "robots_async.contrib.scrapy": [
         "SETTINGS", "ConfigurationError", "ConfigurationTypeError", "RobotParser",

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from functools import partial
 from typing import TYPE_CHECKING
@@ -53,6 +54,9 @@ logger = logging.getLogger("robots_async")
 #: Seconds past total_timeout before the lanes stop a fetch: the fetcher's own
 #: timeout (same length, started a little later) normally fires first.
 _DEADLINE_GRACE = 0.25
+#: Back-off between attempts of a fetch our own process could not make (no descriptor).
+_LOCAL_RETRY_FIRST = 0.05
+_LOCAL_RETRY_MAX = 1.0
 _OVERRAN = "still running at its deadline (total_timeout from its start)"
 
 
@@ -232,13 +236,27 @@ class RobotsCache(SharedStoreProtocol, EntryTable):
         # ours (the caller's own bounds it: back-pressure, never a made-up verdict);
         # the fetch's deadline runs from its start, with a little grace so that the
         # fetcher's own timeout fires first.
-        result = await self._lanes.run(fetch, self._policy.total_timeout + _DEADLINE_GRACE)
-        if isinstance(result, str):
-            outcome = _overran(url, loop.time() - started)
-        else:
-            outcome = result
-        if outcome.error == "local-limit":
+        deadline = self._policy.total_timeout + _DEADLINE_GRACE
+        pause = _LOCAL_RETRY_FIRST
+        while True:
+            result = await self._lanes.run(fetch, deadline)
+            if isinstance(result, str):
+                outcome = _overran(url, loop.time() - started)
+            else:
+                outcome = result
+            if outcome.error != "local-limit":
+                break
             self._count("local_limits")
+            # Our process had no descriptor or socket buffer: nothing was learnt about
+            # the site. Try again with back-off (while other fetches give descriptors
+            # back) until the fetch's own total_timeout; only then does the short
+            # fail-closed "local-limit" entry answer, never a cached "disallow" at once.
+            left = started + self._policy.total_timeout - loop.time()
+            if left <= pause:
+                break
+            self._count("local_limit_retries")
+            await asyncio.sleep(pause * (0.5 + random.random()))
+            pause = min(pause * 2, _LOCAL_RETRY_MAX)
         if outcome.status == 304 and outcome.error is None:
             outcome = self._not_modified(outcome, previous, validators)
         return self._resolve(origin, outcome, previous, generation)

@@ -53,7 +53,9 @@ class CacheStats:
     store_errors: int = 0
     #: Shared records refused (bad schema, version or values): read as a miss.
     store_invalid: int = 0
-    #: Fetches refused or cut short by our own limits (fetch lanes, descriptors).
+    #: Fetch attempts our own process could not make (no descriptor or socket buffer).
     local_limits: int = 0
+    #: Of those, attempts made again after a back-off, within the fetch's total_timeout.
+    local_limit_retries: int = 0
     entries: int = 0
     memory: int = 0

@@ -20,7 +20,13 @@ if TYPE_CHECKING:
     from ..core.usage import UsageCategory, UsagePreferences
     from .checker import Decision
 
-__all__ = ["DisallowedError", "UsageRefusedError", "refused_categories"]
+__all__ = [
+    "DisallowedError",
+    "LocalLimitError",
+    "UsageRefusedError",
+    "held_back",
+    "refused_categories",
+]
 
 #: Statuses whose Location the clients follow: their body is no content to use.
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -47,6 +53,33 @@ class DisallowedError(RobotsError):
     def reason(self) -> str:
         """Why, in a few words: the deciding rule, or what happened to robots.txt."""
         return _why(self.verdict, self.decision)
+
+
+class LocalLimitError(RobotsError):
+    """Raised instead of sending a request whose robots.txt our own process could not
+    fetch (no file descriptor or socket buffer left) within the fetch's total_timeout.
+
+    Not the site's answer: retry the request after ``retry_after`` seconds (the short
+    fail-closed answer's life), never drop it as disallowed. ``decision.outcome.error``
+    is ``"local-limit"``.
+    """
+
+    def __init__(self, url: str, user_agent: str, decision: Decision) -> None:
+        self.retry_after = max(0.0, decision.expires_at - decision.fetched_at)
+        super().__init__(
+            f"robots.txt for {url} could not be fetched: our own limit (out of descriptors"
+            f" or socket buffers), not the site's answer; retry in {self.retry_after:g} s"
+        )
+        self.url = url
+        self.user_agent = user_agent
+        #: The checker's :class:`robots_async.Decision` (source "unreachable").
+        self.decision = decision
+
+
+def held_back(decision: Decision) -> bool:
+    """True if ``decision`` refuses only because our own limits kept robots.txt from
+    being fetched (no last good copy answered): the request is to be retried."""
+    return decision.outcome.error == "local-limit" and decision.source == "unreachable"
 
 
 class UsageRefusedError(RobotsError):

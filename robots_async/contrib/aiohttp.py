@@ -34,7 +34,13 @@ if TYPE_CHECKING:
 
     from ..core.usage import UsageCategory
 
-__all__ = ["DisallowedError", "RobotsMiddleware", "UsageRefusedError", "content_usage"]
+__all__ = [
+    "DisallowedError",
+    "LocalLimitError",
+    "RobotsMiddleware",
+    "UsageRefusedError",
+    "content_usage",
+]
 
 _SCHEMES = frozenset({"http", "https"})
 _REDIRECTS = _refusal.REDIRECTS
@@ -48,6 +54,12 @@ class DisallowedError(_refusal.DisallowedError, aiohttp.ClientError):
     A :class:`aiohttp.ClientError`, so existing ``except ClientError`` handlers
     catch it; ``verdict`` says which rule of which group decided.
     """
+
+
+class LocalLimitError(_refusal.LocalLimitError, aiohttp.ClientConnectionError):
+    """Raised instead of sending a request whose robots.txt our own limits kept from
+    being fetched: a :class:`aiohttp.ClientConnectionError`, so retry logic for
+    connection failures retries it; it is not a verdict of the site."""
 
 
 class UsageRefusedError(_refusal.UsageRefusedError, aiohttp.ClientError):
@@ -123,6 +135,8 @@ class RobotsMiddleware:
         decision = await checker.explain(text, user_agent=user_agent)
         if not decision.allowed:
             who = checker.user_agent if user_agent is None else user_agent
+            if _refusal.held_back(decision):
+                raise LocalLimitError(text, who, decision)
             raise DisallowedError(text, who, decision.verdict, decision)
         if self.respect_crawl_delay:
             await checker.wait(text, user_agent=user_agent)

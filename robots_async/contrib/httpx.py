@@ -45,7 +45,13 @@ if TYPE_CHECKING:
     from ..core.robots import RobotsTxt
     from ..core.usage import UsageCategory
 
-__all__ = ["DisallowedError", "RobotsTransport", "UsageRefusedError", "content_usage"]
+__all__ = [
+    "DisallowedError",
+    "LocalLimitError",
+    "RobotsTransport",
+    "UsageRefusedError",
+    "content_usage",
+]
 
 _SCHEMES = frozenset({"http", "https"})
 #: The User-Agent httpx adds when the caller sets none (httpx._client.USER_AGENT).
@@ -73,6 +79,18 @@ class DisallowedError(_refusal.DisallowedError, httpx.RequestError):
         request: httpx.Request | None = None,
     ) -> None:
         super().__init__(url, user_agent, verdict, decision)
+        self._request = request
+
+
+class LocalLimitError(_refusal.LocalLimitError, httpx.TransportError):
+    """Raised instead of sending a request whose robots.txt our own limits kept from
+    being fetched: an :class:`httpx.TransportError`, so retry logic for transport
+    failures retries it; it is not a verdict of the site."""
+
+    def __init__(
+        self, url: str, user_agent: str, decision: Decision, *, request: httpx.Request | None = None
+    ) -> None:
+        super().__init__(url, user_agent, decision)
         self._request = request
 
 
@@ -208,7 +226,7 @@ class RobotsTransport(httpx.AsyncBaseTransport):
 
     async def _refusal(
         self, text: str, user_agent: str | None, request: httpx.Request
-    ) -> DisallowedError:
+    ) -> DisallowedError | LocalLimitError:
         """The error for a refused hop, with the deciding rule (not counted again)."""
         entry = await self.checker.robots(text)
         judged = wire_url(text)
@@ -224,6 +242,8 @@ class RobotsTransport(httpx.AsyncBaseTransport):
             entry.outcome,
         )
         who = self.checker.user_agent if user_agent is None else user_agent
+        if _refusal.held_back(decision):
+            return LocalLimitError(text, who, decision, request=request)
         return DisallowedError(text, who, verdict, decision, request=request)
 
     def _token(self, user_agent: str | None) -> str:

@@ -251,15 +251,11 @@ class RobotsTxtMiddleware:
     async def _entry_beyond_our_limits(
         self, origin: Origin, entry: CacheEntry | None
     ) -> CacheEntry:
-        """The origin's entry, waiting out (a bounded number of times) an entry that our
-        own limits made: its short TTL, then a new fetch."""
-        for _ in range(_LOCAL_LIMIT_WAITS):
-            if entry is not None and _our_limit(entry):
-                await asyncio.sleep(max(0.0, entry.expires_at - time.time()))
-            entry, _ = await self.cache.get(origin)
-            if not _our_limit(entry):
-                break
-        assert entry is not None
+        """The origin's entry, waiting out an entry that our own limits made (its short
+        TTL) once; the new fetch itself retries our shortage up to its total_timeout."""
+        if entry is not None and _our_limit(entry):
+            await asyncio.sleep(max(0.0, entry.expires_at - time.time()))
+        entry, _ = await self.cache.get(origin)
         return entry
 
     def process_response(
@@ -368,11 +364,6 @@ class RobotsTxtMiddleware:
         finally:
             if self._store is not None:
                 await self._store.aclose()
-
-
-#: Times a request waits out an entry made by our own limits before it goes back to
-#: the scheduler (each wait is the entry's 5 s TTL).
-_LOCAL_LIMIT_WAITS = 3
 
 
 def _our_limit(entry: CacheEntry) -> bool:

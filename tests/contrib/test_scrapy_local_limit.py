@@ -40,7 +40,8 @@ def middleware_with(fetcher: ShortOfDescriptors) -> RobotsTxtMiddleware:
     settings = {"ROBOTSTXT_OBEY": True, "ROBOTSASYNC_CRAWL_DELAY": False}
     crawler = get_crawler(settings_dict=settings)
     middleware = RobotsTxtMiddleware(crawler)
-    middleware.cache = ra.RobotsCache(fetcher)
+    # A fetch retries our shortage up to its total_timeout: 0.3 s here, not 30.
+    middleware.cache = ra.RobotsCache(fetcher, policy=ra.FetchPolicy(total_timeout=0.3))
     return middleware
 
 
@@ -51,8 +52,9 @@ def short_local_limit(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def test_a_request_waits_out_our_limit_and_gets_the_site_s_answer() -> None:
-    """Two fetches short of descriptors, then the real file: the allowed page goes on,
-    the private one is forbidden by its rule, nothing was dropped for our shortage."""
+    """Two fetch attempts short of descriptors, then the real file: the cache tries
+    again within the fetch's total_timeout, the allowed page goes on, the private one
+    is forbidden by its rule, nothing was dropped for our shortage."""
     fetcher = ShortOfDescriptors(failures=2)
     middleware = middleware_with(fetcher)
     assert await middleware.process_request(Request("http://limit.test/page")) is None
@@ -63,8 +65,8 @@ async def test_a_request_waits_out_our_limit_and_gets_the_site_s_answer() -> Non
 
 
 async def test_a_lasting_shortage_sends_the_request_back_to_the_scheduler() -> None:
-    """Our shortage outlasts the waits: the request comes back (Scrapy reschedules a
-    returned Request), counted, never an IgnoreRequest."""
+    """Our shortage outlasts the fetch's retries: the request comes back (Scrapy
+    reschedules a returned Request), counted, never an IgnoreRequest."""
     fetcher = ShortOfDescriptors(failures=100)
     middleware = middleware_with(fetcher)
     request = Request("http://limit.test/page")
