@@ -261,6 +261,33 @@ async def test_full_disk_falls_back_to_fetching(
     assert stats.store_errors >= 1
 
 
+async def test_full_disk_never_stalls_a_peer_nor_changes_a_verdict(
+    tiny_disk: Path,  # first: unmounted after the workers have exited
+    make_server: Callable[[int], Awaitable[Server]],
+    start_worker: Callable[..., Awaitable[StoreWorker]],
+) -> None:
+    """Two processes on one store whose disk fills up, asked about the same 16 origins
+    at once: records and lease releases fail, so a peer waits at most for a short lease
+    to lapse (3 s) and then fetches for itself. Every verdict is the site's, and both
+    finish in seconds (a 36 s stall and 32 "disallowed" with leases as long as a fetch)."""
+    server = await make_server(16)
+    big = RULES + "".join(f"Disallow: /{i}/\n" for i in range(4000))  # ~60 KB each
+    server.text("/robots.txt", big, delay=0.3)
+    path = str(tiny_disk / "full.sqlite")
+    workers = [await start_worker("sqlite_worker.py", path) for _ in range(2)]
+    for worker in workers:
+        assert await worker.read() == {"ready": True}
+    started = time.monotonic()
+    for worker in workers:
+        await worker.send({"urls": private_urls(server)})
+    reports = [await worker.read(60.0) for worker in workers]
+    elapsed = time.monotonic() - started
+    assert [report["verdicts"] for report in reports] == [[False] * 16] * 2
+    assert sum(report["cache"]["store_errors"] for report in reports) >= 1  # it was full
+    print(f"full disk, two workers: {elapsed:.2f} s")
+    assert elapsed < 10.0, elapsed
+
+
 # --- layouts ------------------------------------------------------------------------
 
 
