@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import ConfigurationTypeError
 from ..core.policy import get_policy
-from ..core.validate import agent, integer, number, token
+from ..core.validate import agent, choice, integer, number, ordered, token
 from ..fetch.policy import FetchPolicy
 
 if TYPE_CHECKING:
@@ -55,6 +55,24 @@ def check_checker(
     number(f"{owner}.max_delay", max_delay)
     _check_limits(owner, max_entries, max_memory, max_concurrent_fetches)
     return derived
+
+
+def check_pacing(
+    owner: str,
+    *,
+    min_delay: object,
+    max_delay: object,
+    pace_by: object,
+    max_retry_after: object,
+    max_backoff: object,
+) -> None:
+    """Check the pacing settings of ``owner`` (a checker or an adapter's settings)."""
+    low = number(f"{owner}.min_delay", min_delay)
+    high = number(f"{owner}.max_delay", max_delay)
+    ordered(f"{owner}.min_delay", low, f"{owner}.max_delay", high)
+    choice(f"{owner}.pace_by", pace_by, ("origin", "host"))
+    number(f"{owner}.max_retry_after", max_retry_after)
+    number(f"{owner}.max_backoff", max_backoff, positive=True)
 
 
 def _check_limits(owner: str, entries: object, memory: object, fetches: object) -> None:

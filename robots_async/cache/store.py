@@ -20,11 +20,13 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..core.errors import StoreError
 from .closing import AsyncClosing
+from .pace_table import PaceTable, Reservation
 from .records import StoredRobots
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ..core.pacing import PaceRule
     from ..core.url import Origin
 
 __all__ = ["Lease", "MemoryStore", "RobotsStore", "StoreSchemaError", "StoredRobots"]
@@ -76,6 +78,13 @@ class RobotsStore(Protocol):
     # still held by its token to ``ttl`` seconds from now (None if it was lost). With
     # it, the cache holds short leases renewed while its fetch runs, so a dead
     # holder frees an origin in seconds; without it, a lease lasts a whole fetch.
+    #
+    # Optional, for pacing shared by every worker (RobotsChecker.wait/observe), each
+    # one atomic on the store's own clock (see core.pacing and cache.pace_table):
+    # ``async def reserve(unit, rule, jitter) -> Reservation``,
+    # ``async def pause_left(unit, rule, jitter) -> float`` and
+    # ``async def observe(unit, rule, *, busy, retry_after) -> None``. Without them a
+    # checker paces within its own process only.
 
     async def aclose(self) -> None:
         """Release connections."""
@@ -90,6 +99,7 @@ class MemoryStore(AsyncClosing):
         self._leases: dict[Origin, Lease] = {}
         self._clock = clock
         self._lock = asyncio.Lock()
+        self._pacing = PaceTable(clock)
 
     async def get(self, origin: Origin) -> StoredRobots | None:
         """The record for ``origin``, or None."""
@@ -129,6 +139,20 @@ class MemoryStore(AsyncClosing):
             renewed = Lease(lease.origin, lease.token, now + ttl)
             self._leases[lease.origin] = renewed
             return renewed
+
+    async def reserve(self, unit: str, rule: PaceRule, jitter: float) -> Reservation:
+        """Reserve the next visit of ``unit`` (an origin or a host) under ``rule``."""
+        return self._pacing.reserve(unit, rule, jitter)
+
+    async def pause_left(self, unit: str, rule: PaceRule, jitter: float) -> float:
+        """Seconds until the pauses ``unit`` asked for end."""
+        return self._pacing.pause_left(unit, rule, jitter)
+
+    async def observe(
+        self, unit: str, rule: PaceRule, *, busy: bool, retry_after: float | None
+    ) -> None:
+        """Record a page response of ``unit``: 429/503 (``busy``) or a success."""
+        self._pacing.observe(unit, rule, busy=busy, retry_after=retry_after)
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -12,13 +12,14 @@ from urllib.parse import urljoin
 
 from ..cache.cache import CacheEntry, CacheStats, RobotsCache
 from ..cache.closing import AsyncClosing
-from ..cache.settings import check_checker
+from ..cache.settings import check_checker, check_pacing
 from ..core.agent import require_token
 from ..core.errors import ClosedError, EventLoopError
 from ..core.url import Origin
 from ..fetch.policy import FetchPolicy, Source
 from ..fetch.wire import PLAIN_URL, wire_url
-from .pacing import VisitTimes
+from .paced import PacedChecks
+from .pacing import PaceBy, Pacer, PaceSettings
 from .unclosed import creation_site, warn_unclosed
 
 if TYPE_CHECKING:
@@ -78,9 +79,15 @@ class CheckerStats:
     waits: int
     waited: float
     cache: CacheStats
+    #: Page responses observed with 429/503 and a Retry-After (pauses), and without
+    #: one (back-offs begun or lengthened).
+    pauses: int = 0
+    backoffs: int = 0
+    #: Pacing calls the shared store failed (paced within this process meanwhile).
+    pace_store_errors: int = 0
 
 
-class RobotsChecker(AsyncClosing):
+class RobotsChecker(PacedChecks, AsyncClosing):
     """Answers "may I fetch this URL?" for a crawler, fetching robots.txt as needed.
 
     Every method taking a URL accepts a ``str``, a ``yarl.URL``, an ``httpx.URL`` or
@@ -97,7 +104,16 @@ class RobotsChecker(AsyncClosing):
     :param policy: matching semantics: ``"google"`` (default), ``"rfc9309"``, ...
     :param store: a shared :class:`RobotsStore` (e.g. ``contrib.redis.RedisStore``; not
         closed by :meth:`aclose`: the caller closes it, e.g. with ``async with``).
+    :param min_delay: seconds :meth:`wait` leaves between visits to one origin at
+        least, whatever robots.txt says (default 0, as Scrapy's DOWNLOAD_DELAY).
     :param max_delay: cap on the Crawl-delay/Request-rate pacing of :meth:`wait`.
+    :param pace_by: what :meth:`wait` paces: ``"origin"`` (scheme, host, port) or
+        ``"host"`` (as Scrapy's download slots).
+    :param max_retry_after: longest pause a page's ``Retry-After`` imposes through
+        :meth:`observe` (an hour: a maintenance window that announces itself is
+        honoured, a wrong header cannot park an origin for a whole crawl).
+    :param max_backoff: longest back-off after 429/503 responses without
+        ``Retry-After`` (2 s, doubled each time, up to this; 5 minutes).
     :param max_concurrent_fetches: robots.txt fetches in their first second at once
         (the fast lane; see :class:`RobotsCache`).
     :param max_entries: origins cached at most.
@@ -118,7 +134,11 @@ class RobotsChecker(AsyncClosing):
         fetch_policy: FetchPolicy | None = None,
         policy: PolicyName | MatchPolicy = "google",
         store: RobotsStore | None = None,
+        min_delay: float = 0.0,
         max_delay: float = 30.0,
+        pace_by: PaceBy = "origin",
+        max_retry_after: float = 3600.0,
+        max_backoff: float = 300.0,
         max_concurrent_fetches: int = 64,
         max_entries: int = 10_000,
         max_memory: int = 256 * 1024 * 1024,
@@ -134,6 +154,14 @@ class RobotsChecker(AsyncClosing):
             max_concurrent_fetches=max_concurrent_fetches,
             max_entries=max_entries,
             max_memory=max_memory,
+        )
+        check_pacing(
+            "RobotsChecker",
+            min_delay=min_delay,
+            max_delay=max_delay,
+            pace_by=pace_by,
+            max_retry_after=max_retry_after,
+            max_backoff=max_backoff,
         )
         self._user_agent = user_agent
         fetch_policy = fetch_policy or (cache.policy if cache else FetchPolicy())
@@ -159,10 +187,9 @@ class RobotsChecker(AsyncClosing):
             robots_token=self._token,
         )
         self._owns = (owns_fetcher, cache is None)
-        self._max_delay = max_delay
         self._clock = clock
-        self._sleep = sleep
-        self._visit_times: VisitTimes[Origin] = VisitTimes(clock)
+        settings = PaceSettings(min_delay, max_delay, pace_by, max_retry_after, max_backoff)
+        self._pacer = Pacer(store, settings, clock=clock, sleep=sleep)
         self._loop: asyncio.AbstractEventLoop | None = None
         # That loop while it may take allowed()'s hot path: an asyncio loop (whose
         # private _thread_id names the thread running it), None once closed.
@@ -171,8 +198,6 @@ class RobotsChecker(AsyncClosing):
         # Plain int counters: `+= 1` on an attribute is half a dict item's (16 vs 32 ns).
         self._checks = 0
         self._disallowed = 0
-        self._waits = 0
-        self._waited = 0.0
         self._closed = False
         self._usage_turns = asyncio.Lock()  # first questions on large Content-Usage sets
         self._created_at = creation_site()
@@ -201,8 +226,16 @@ class RobotsChecker(AsyncClosing):
     @property
     def stats(self) -> CheckerStats:
         """Counters: checks, disallowed, pacing, and the cache's own."""
+        pacer = self._pacer
         return CheckerStats(
-            self._checks, self._disallowed, self._waits, self._waited, self._cache.stats
+            self._checks,
+            self._disallowed,
+            pacer.waits,
+            pacer.waited,
+            self._cache.stats,
+            pacer.pauses,
+            pacer.backoffs,
+            pacer.store_errors,
         )
 
     async def allowed(self, url: object, *, user_agent: str | None = None) -> bool:
@@ -334,26 +367,6 @@ class RobotsChecker(AsyncClosing):
         """
         origins = {self._origin(url) for url in urls}
         await asyncio.gather(*(self._entry(origin) for origin in origins))
-
-    async def wait(self, url: object, *, user_agent: str | None = None) -> float:
-        """Sleep until ``url``'s origin may be visited again; return the seconds slept.
-
-        The interval is the larger of Crawl-delay and Request-rate's delay, capped by
-        ``max_delay``. Concurrent callers for one origin are spaced one after another.
-        """
-        origin = self._origin(url)
-        entry, _ = await self._entry(origin)
-        token = self._token_for(user_agent)
-        delay = entry.robots.crawl_delay(robots_token=token) or 0.0
-        rate = entry.robots.request_rate(robots_token=token)
-        if rate is not None:
-            delay = max(delay, rate.delay)
-        pause = self._visit_times.reserve(origin, min(delay, self._max_delay))
-        self._waits += 1
-        if pause > 0:
-            self._waited += pause
-            await self._sleep(pause)
-        return pause
 
     async def aclose(self) -> None:
         """Close what this checker created (cache, fetcher and its session).

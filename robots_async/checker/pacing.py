@@ -1,45 +1,233 @@
-"""Pacing within one process: the next free visit of each origin, reserved before
-sleeping so that concurrent callers for one origin queue one after another."""
+"""Pacing shared by every worker: the next visit of each origin reserved in the
+shared store (or in this process), and the pauses that page responses ask for.
+
+Each wait is one store call (Redis: one script; SQLite: one transaction), two when it
+slept (a pause another worker saw meanwhile is slept through). A store that fails is
+left alone for a while and this process paces by itself meanwhile, from the visits
+it has reserved, so pacing never stops and a crawl never fails for it.
+"""
 
 from __future__ import annotations
 
-import heapq
-import itertools
-from typing import TYPE_CHECKING, Generic, TypeVar
+import asyncio
+import logging
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..cache.pace_table import PaceTable, Reservation
+from ..core.errors import StoreError
+from ..core.pacing import PaceRule
+from ..fetch.deadline import within
+from ..fetch.http import retry_after as retry_after_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable, Mapping
 
-__all__ = ["VisitTimes"]
+    from ..cache.store import RobotsStore
+    from ..core.url import Origin
 
-K = TypeVar("K")
+__all__ = ["BUSY_STATUSES", "PaceBy", "PaceSettings", "Pacer", "pace_unit"]
+
+logger = logging.getLogger("robots_async")
+
+PaceBy = Literal["origin", "host"]
+#: Page statuses that ask a crawler to slow down (RFC 6585 §4, RFC 9110 §15.6.4).
+BUSY_STATUSES = frozenset({429, 503})
+#: First back-off after a 429/503 without Retry-After, doubled each time (seconds).
+FIRST_BACKOFF = 2.0
+#: Seconds one store call may take before this process paces by itself.
+STORE_TIMEOUT = 1.0
+#: After a store failure, seconds before the store is tried again (doubling to a minute).
+RETRY_STORE_FIRST, RETRY_STORE_MAX = 1.0, 60.0
+#: Waits re-checked for a pause begun while they slept, at most (a bound, not a rate).
+_MAX_ROUNDS = 4
 
 
-class VisitTimes(Generic[K]):
-    """Reservations by key (an origin): the next free visit time of each key with one
-    in the future, and a heap of (time, n, key) that forgets past ones in O(log n)."""
+@dataclass(frozen=True, slots=True)
+class PaceSettings:
+    """How a checker paces (validated by ``cache.settings.check_pacing``)."""
 
-    def __init__(self, clock: Callable[[], float]) -> None:
+    min_delay: float = 0.0
+    max_delay: float = 30.0
+    pace_by: PaceBy = "origin"
+    max_retry_after: float = 3600.0
+    max_backoff: float = 300.0
+
+    def rule(self, delay: float) -> PaceRule:
+        """The rule for an origin whose robots.txt asks ``delay`` seconds."""
+        interval = min(max(delay, self.min_delay), self.max_delay)
+        return PaceRule(interval, self.max_retry_after, FIRST_BACKOFF, self.max_backoff)
+
+
+def pace_unit(origin: Origin, pace_by: PaceBy) -> str:
+    """What is paced: the origin (scheme, host, port) or, as Scrapy's download slots,
+    the host whatever its scheme and port."""
+    if pace_by == "host":
+        return origin.host
+    return f"{origin.scheme}://{origin.host}:{origin.port}"
+
+
+class Pacer:
+    """Waits and observations for one checker, through ``store`` when it paces."""
+
+    def __init__(
+        self,
+        store: RobotsStore | None,
+        settings: PaceSettings,
+        *,
+        clock: Callable[[], float],
+        sleep: Callable[[float], Awaitable[Any]],
+        loop_time: Callable[[], float] | None = None,
+    ) -> None:
+        shared = store is not None and callable(getattr(store, "reserve", None))
+        self._store: Any = store if shared else None
+        self.settings = settings
+        self._local = PaceTable(clock)
         self._clock = clock
-        self._next: dict[K, float] = {}
-        self._heap: list[tuple[float, int, K]] = []
-        self._numbers = itertools.count()
+        self._sleep = sleep
+        self._loop_time = loop_time
+        self._store_back_at = 0.0
+        self._store_retry = RETRY_STORE_FIRST
+        self._logged_down = False
+        #: Units whose last reservation was in a run of failures: a success there is
+        #: sent to the store (the other successes cost no call).
+        self._failing: set[str] = set()
+        self.waits = 0
+        self.waited = 0.0
+        self.store_errors = 0
+        self.pauses = 0
+        self.backoffs = 0
 
-    def reserve(self, key: K, interval: float) -> float:
-        """Reserve ``key``'s next visit ``interval`` after its previous one (or now);
-        return the seconds to wait for it."""
-        now = self._clock()
-        self._forget(now)
-        start = max(now, self._next.get(key, now))
-        if interval > 0 or start > now:
-            self._next[key] = start + interval
-            heapq.heappush(self._heap, (start + interval, next(self._numbers), key))
-        return start - now
+    @property
+    def shared(self) -> bool:
+        """True when visits are reserved in a shared store."""
+        return self._store is not None
 
-    def _forget(self, now: float) -> None:
-        """Drop reservations that have passed (each heap item is popped once)."""
-        heap, next_visit = self._heap, self._next
-        while heap and heap[0][0] <= now:
-            at, _, key = heapq.heappop(heap)
-            if next_visit.get(key) == at:
-                del next_visit[key]
+    async def wait(self, unit: str, delay: float) -> float:
+        """Sleep until ``unit`` may be visited again; the seconds slept."""
+        rule = self.settings.rule(delay)
+        slept = 0.0
+        for _ in range(_MAX_ROUNDS):
+            reservation = await self._reserve(unit, rule)
+            if reservation.failures:
+                self._failing.add(unit)
+            if reservation.wait <= 0:
+                break
+            await self._sleep(reservation.wait)
+            slept += reservation.wait
+            # Another worker may have been told to pause while we slept: that pause
+            # holds for us too (our slot is given up; the next one follows the pause).
+            left = await self._pause_left(unit, rule)
+            if left <= 0:
+                break
+            await self._sleep(left)
+            slept += left
+        self.waits += 1
+        self.waited += slept
+        return slept
+
+    async def observe(self, unit: str, delay: float, status: int, headers: object) -> None:
+        """Record a page response: 429/503 pause ``unit`` for every worker (until its
+        Retry-After, else an exponential back-off); a success ends a back-off."""
+        busy = status in BUSY_STATUSES
+        if not busy and (status >= 500 or unit not in self._failing):
+            return  # a 5xx other than 503 neither pauses nor ends a back-off
+        seconds = retry_after_of(_retry_headers(headers)) if busy else None
+        if busy:
+            if seconds is None:
+                self.backoffs += 1
+            else:
+                self.pauses += 1
+        else:
+            self._failing.discard(unit)
+        rule = self.settings.rule(delay)
+        self._local.observe(unit, rule, busy=busy, retry_after=seconds)
+        store = self._usable_store()
+        if store is not None:
+            await self._store_call(store.observe(unit, rule, busy=busy, retry_after=seconds))
+
+    async def _reserve(self, unit: str, rule: PaceRule) -> Reservation:
+        jitter = random.random()
+        store = self._usable_store()
+        if store is not None:
+            reservation = await self._store_call(store.reserve(unit, rule, jitter))
+            if isinstance(reservation, Reservation):
+                self._local.note_visit(unit, self._clock() + reservation.wait, rule)
+                return reservation
+        return self._local.reserve(unit, rule, jitter)
+
+    async def _pause_left(self, unit: str, rule: PaceRule) -> float:
+        jitter = random.random()
+        store = self._usable_store()
+        if store is not None:
+            left = await self._store_call(store.pause_left(unit, rule, jitter))
+            if isinstance(left, float):
+                return left
+        return self._local.pause_left(unit, rule, jitter)
+
+    def _usable_store(self) -> Any:
+        if self._store is None or self._now() < self._store_back_at:
+            return None
+        return self._store
+
+    async def _store_call(self, call: Awaitable[Any]) -> Any:
+        """The call's result, or None after a failure (counted, logged once per
+        outage; the store is then left alone for a while)."""
+        try:
+            async with within(STORE_TIMEOUT):
+                result = await call
+        except (StoreError, asyncio.TimeoutError) as exc:
+            self.store_errors += 1
+            self._store_back_at = self._now() + self._store_retry
+            self._store_retry = min(self._store_retry * 2, RETRY_STORE_MAX)
+            if not self._logged_down:
+                self._logged_down = True
+                logger.warning(
+                    "pacing store failed (%s): pacing within this process until it answers",
+                    str(exc) or type(exc).__name__,
+                )
+            return None
+        if self._logged_down:
+            logger.info("pacing store answers again: pacing is shared again")
+        self._logged_down = False
+        self._store_retry = RETRY_STORE_FIRST
+        return result
+
+    def _now(self) -> float:
+        if self._loop_time is not None:
+            return self._loop_time()
+        return asyncio.get_running_loop().time()
+
+
+def _retry_headers(headers: object) -> Mapping[str, str]:
+    """Retry-After and Date from any header container: a (multi-)dict of str or bytes
+    (aiohttp, httpx, Scrapy's Headers, a plain dict) or an iterable of pairs."""
+    found: dict[str, str] = {}
+    if headers is None:
+        return found
+    items: Any = headers.items() if hasattr(headers, "items") else headers
+    try:
+        pairs = list(items)
+    except TypeError:
+        return found
+    for pair in pairs:
+        try:
+            name, value = pair
+        except (TypeError, ValueError):
+            continue
+        name = _text(name).strip().lower()
+        if name in ("retry-after", "date") and name not in found:
+            if isinstance(value, (list, tuple)):  # Scrapy's Headers: a list of values
+                value = value[0] if value else b""
+            found[name] = _text(value)
+    return {_CANONICAL[name]: value for name, value in found.items()}
+
+
+_CANONICAL = {"retry-after": "Retry-After", "date": "Date"}
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode("latin-1")
+    return str(value)

@@ -42,14 +42,17 @@ except ImportError as exc:  # pragma: no cover - exercised without redis install
     ) from exc
 
 from ..cache.closing import AsyncClosing
+from ..cache.pace_table import Reservation
 from ..cache.records import decode, encode
 from ..cache.store import Lease, StoredRobots
 from ..core.errors import StoreError, _shown
+from ..core.pacing import MARGIN
 from ..fetch.deadline import within
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
+    from ..core.pacing import PaceRule
     from ..core.url import Origin
 
 __all__ = ["RedisStore"]
@@ -82,6 +85,65 @@ _PUT = """
 redis.call("del", KEYS[1])
 redis.call("hset", KEYS[1], unpack(ARGV, 2))
 redis.call("pexpire", KEYS[1], ARGV[1])
+return 1
+"""
+
+# Pacing (core.pacing, repeated here): the observations of one unit in one hash, on
+# the server's clock (TIME), so workers' clocks do not matter. One round trip a call.
+# ARGV: interval, max_retry_after, first_backoff, max_backoff, jitter, margin, mode
+# ("reserve": take the next visit; "pause": only the pauses left).
+_PACE = """
+local t = redis.call("time")
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local s = redis.call("hmget", KEYS[1], "last", "retry_at", "paused_at", "failed_at", "failures")
+local interval, max_retry_after = tonumber(ARGV[1]), tonumber(ARGV[2])
+local first_backoff, max_backoff = tonumber(ARGV[3]), tonumber(ARGV[4])
+local jitter, margin = tonumber(ARGV[5]), tonumber(ARGV[6])
+local last, retry_at, paused_at = tonumber(s[1]), tonumber(s[2]), tonumber(s[3])
+local failed_at, failures = tonumber(s[4]), tonumber(s[5]) or 0
+local finish = 0
+if retry_at and paused_at then finish = math.min(retry_at, paused_at + max_retry_after) end
+if failures > 0 and failed_at then
+    local backoff = math.min(first_backoff * 2 ^ math.min(failures - 1, 64), max_backoff)
+    finish = math.max(finish, failed_at + backoff * (1 + 0.25 * jitter))
+end
+local start = math.max(now, finish)
+if ARGV[7] == "pause" then
+    return {string.format("%.6f", start - now), failures}
+end
+if last then start = math.max(start, last + interval) end
+redis.call("hset", KEYS[1], "last", string.format("%.6f", start))
+local keep = math.max(start + interval, finish) - now + margin
+local ttl = redis.call("pttl", KEYS[1])
+if ttl < keep * 1000 then redis.call("pexpire", KEYS[1], math.ceil(keep * 1000)) end
+return {string.format("%.6f", start - now), failures}
+"""
+# ARGV: busy ("1"/"0"), retry_after seconds ("" for none), max_retry_after,
+# max_backoff, margin. A pause is never shortened; a success ends a failure run.
+_OBSERVE = """
+local t = redis.call("time")
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local keep = tonumber(ARGV[5])
+if ARGV[1] == "0" then
+    if redis.call("hexists", KEYS[1], "failures") == 1 then
+        redis.call("hdel", KEYS[1], "failures", "failed_at")
+    end
+    return 0
+end
+if ARGV[2] ~= "" then
+    local until_ = now + math.max(0, tonumber(ARGV[2]))
+    local seen = tonumber(redis.call("hget", KEYS[1], "retry_at"))
+    if seen and seen >= until_ then return 0 end
+    redis.call("hset", KEYS[1], "retry_at", string.format("%.6f", until_),
+        "paused_at", string.format("%.6f", now))
+    keep = keep + math.min(until_ - now, tonumber(ARGV[3]))
+else
+    redis.call("hincrby", KEYS[1], "failures", 1)
+    redis.call("hset", KEYS[1], "failed_at", string.format("%.6f", now))
+    keep = keep + tonumber(ARGV[4]) * 1.25
+end
+local ttl = redis.call("pttl", KEYS[1])
+if ttl < keep * 1000 then redis.call("pexpire", KEYS[1], math.ceil(keep * 1000)) end
 return 1
 """
 
@@ -129,6 +191,8 @@ class RedisStore(AsyncClosing):
         self._release_script = self._redis.register_script(_RELEASE)
         self._renew_script = self._redis.register_script(_RENEW)
         self._put_script = self._redis.register_script(_PUT)
+        self._pace_script = self._redis.register_script(_PACE)
+        self._observe_script = self._redis.register_script(_OBSERVE)
         self._ready = not isinstance(self._redis, RedisCluster)
         self._ready_lock = asyncio.Lock()
         self._learnt = False
@@ -178,6 +242,44 @@ class RedisStore(AsyncClosing):
         args: list[str | int] = [lease.token, _millis(ttl)]
         renewed = await self._call(lambda: self._renew_script(keys=keys, args=args))
         return Lease(lease.origin, lease.token, time.time() + ttl) if renewed else None
+
+    async def reserve(self, unit: str, rule: PaceRule, jitter: float) -> Reservation:
+        """Reserve the next visit of ``unit`` under ``rule``: one script, one round
+        trip, on the server's clock (see :mod:`robots_async.core.pacing`)."""
+        wait, failures = await self._pace(unit, rule, jitter, "reserve")
+        return Reservation(wait, failures)
+
+    async def pause_left(self, unit: str, rule: PaceRule, jitter: float) -> float:
+        """Seconds until the pauses ``unit`` asked for end (no visit reserved)."""
+        wait, _ = await self._pace(unit, rule, jitter, "pause")
+        return wait
+
+    async def observe(
+        self, unit: str, rule: PaceRule, *, busy: bool, retry_after: float | None
+    ) -> None:
+        """Record a page response of ``unit``: 429/503 (``busy``) or a success."""
+        keys = [self._unit_key(unit)]
+        args: list[str] = [
+            "1" if busy else "0",
+            "" if retry_after is None else repr(float(retry_after)),
+            repr(float(rule.max_retry_after)),
+            repr(float(rule.max_backoff)),
+            repr(MARGIN),
+        ]
+        await self._call(lambda: self._observe_script(keys=keys, args=args))
+
+    async def _pace(self, unit: str, rule: PaceRule, jitter: float, mode: str) -> tuple[float, int]:
+        keys = [self._unit_key(unit)]
+        numbers = (rule.interval, rule.max_retry_after, rule.first_backoff, rule.max_backoff)
+        args = [*(repr(float(n)) for n in numbers), repr(float(jitter)), repr(MARGIN), mode]
+        wait, failures = await self._call(lambda: self._pace_script(keys=keys, args=args))
+        return max(0.0, float(wait)), int(failures)
+
+    def _unit_key(self, unit: str) -> str:
+        # The unit in braces is the hash tag (one slot). A host may hold "{" or "}"
+        # only in theory (not in a URL host); escaped so it never splits the tag.
+        tag = unit.replace("{", "%7B").replace("}", "%7D")
+        return f"{self._prefix}:pace:{{{tag}}}"
 
     async def aclose(self) -> None:
         """Close the client if this store created it."""

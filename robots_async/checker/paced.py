@@ -1,0 +1,76 @@
+"""The pacing half of RobotsChecker: wait() before a visit, observe() after it (a base
+class, so the checker stays one object and a wait one method call)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .pacing import pace_unit
+
+if TYPE_CHECKING:
+    from ..cache.entry import CacheEntry
+    from ..core.robots import RobotsTxt
+    from ..core.url import Origin
+    from .pacing import Pacer
+
+__all__ = ["PacedChecks"]
+
+
+class PacedChecks:
+    """:meth:`wait` and :meth:`observe` over the checker's :class:`Pacer`."""
+
+    __slots__ = ()
+
+    _pacer: Pacer
+
+    if TYPE_CHECKING:
+
+        def _origin(self, url: object) -> Origin: ...
+
+        async def _entry(self, origin: Origin) -> tuple[CacheEntry, bool]: ...
+
+        def _fresh(self, origin: Origin) -> CacheEntry | None: ...
+
+        def _token_for(self, user_agent: str | None) -> str: ...
+
+    async def wait(self, url: object, *, user_agent: str | None = None) -> float:
+        """Sleep until ``url``'s origin may be visited again; return the seconds slept.
+
+        The interval is the largest of Crawl-delay, Request-rate's delay and
+        ``min_delay``, capped by ``max_delay``; with a shared ``store`` that paces
+        (MemoryStore, SQLiteStore, RedisStore) the next visit is reserved there, so
+        every worker together visits the origin at most once per interval. Pauses
+        that :meth:`observe` recorded (by any worker) are slept through.
+        """
+        origin = self._origin(url)
+        delay = await self._delay(origin, self._token_for(user_agent))
+        return await self._pacer.wait(pace_unit(origin, self._pacer.settings.pace_by), delay)
+
+    async def observe(
+        self, url: object, status: int, headers: object = None, *, user_agent: str | None = None
+    ) -> None:
+        """Record a page response so that :meth:`wait` slows down for every worker.
+
+        429 and 503 with ``Retry-After`` (seconds or an HTTP-date) pause the origin
+        until then (capped by ``max_retry_after``, never shortened by a later one);
+        without it they start an exponential back-off with jitter (2 s, doubling up
+        to ``max_backoff``) that a later success ends. ``headers`` may be any
+        mapping, multi-dict or list of pairs (aiohttp, httpx, Scrapy, a dict).
+        """
+        if isinstance(status, bool) or not isinstance(status, int):
+            raise TypeError(f"observe(): status must be an int, not {type(status).__name__}")
+        origin = self._origin(url)
+        entry = self._fresh(origin)
+        delay = self._robots_delay(entry.robots, self._token_for(user_agent)) if entry else 0.0
+        unit = pace_unit(origin, self._pacer.settings.pace_by)
+        await self._pacer.observe(unit, delay, status, headers)
+
+    async def _delay(self, origin: Origin, token: str) -> float:
+        entry, _ = await self._entry(origin)
+        return self._robots_delay(entry.robots, token)
+
+    @staticmethod
+    def _robots_delay(robots: RobotsTxt, token: str) -> float:
+        delay = robots.crawl_delay(robots_token=token) or 0.0
+        rate = robots.request_rate(robots_token=token)
+        return max(delay, rate.delay) if rate is not None else delay

@@ -1,0 +1,101 @@
+"""Politeness shared by workers: what is observed about a site's visits, and how one
+reader turns it into the time of its next visit.
+
+A store keeps observations only (the last visit reserved, a ``Retry-After`` seen, a
+run of 429/503 responses without one); each reader applies its own :class:`PaceRule`
+to them, so workers with different settings can share one store. The stores
+(``cache.pace_table``, ``cache.sqlite``) call these functions and Redis's script
+repeats them in Lua; sans-I/O, no clock of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+__all__ = ["JITTER", "PaceRule", "PaceState", "keep_for", "next_visit", "observed", "pause_end"]
+
+#: Back-off is stretched by up to this fraction (times the reader's random draw in
+#: [0, 1)), so that the workers backing off from one site do not return together.
+JITTER = 0.25
+#: Seconds an observation outlives what it can still decide, before a store forgets it.
+MARGIN = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class PaceRule:
+    """One reader's policy for an origin: the interval between its visits and the
+    bounds it applies to what the site asked."""
+
+    #: Seconds between visits: the largest of Crawl-delay, Request-rate and the
+    #: crawler's min_delay, capped by its max_delay.
+    interval: float
+    #: Longest pause a ``Retry-After`` imposes (a longer one is cut to this).
+    max_retry_after: float
+    #: First back-off after a 429/503 without ``Retry-After``; doubles each time.
+    first_backoff: float
+    #: Longest such back-off.
+    max_backoff: float
+
+
+@dataclass(frozen=True, slots=True)
+class PaceState:
+    """What has been observed about one origin (or host); no conclusion."""
+
+    #: Start of the last visit reserved (by any worker).
+    last: float | None = None
+    #: When the longest ``Retry-After`` seen (429 or 503) ends, and when it was seen.
+    retry_at: float | None = None
+    paused_at: float | None = None
+    #: The last 429/503 without ``Retry-After``, and how many came in a row (a
+    #: success resets them).
+    failed_at: float | None = None
+    failures: int = 0
+
+
+def pause_end(state: PaceState, rule: PaceRule, jitter: float) -> float:
+    """When the pauses the site asked for end under ``rule`` (0.0: none)."""
+    end = 0.0
+    if state.retry_at is not None and state.paused_at is not None:
+        end = min(state.retry_at, state.paused_at + rule.max_retry_after)
+    if state.failures > 0 and state.failed_at is not None:
+        # The exponent is capped: 2.0 ** 1024 overflows a float.
+        backoff = min(rule.first_backoff * 2.0 ** min(state.failures - 1, 64), rule.max_backoff)
+        end = max(end, state.failed_at + backoff * (1.0 + JITTER * jitter))
+    return end
+
+
+def next_visit(state: PaceState, rule: PaceRule, now: float, jitter: float) -> float:
+    """The earliest time at or after ``now`` that ``rule`` allows a visit."""
+    start = max(now, pause_end(state, rule, jitter))
+    if state.last is not None:
+        start = max(start, state.last + rule.interval)
+    return start
+
+
+def observed(state: PaceState, now: float, *, busy: bool, retry_after: float | None) -> PaceState:
+    """``state`` after a page response: ``busy`` for 429/503 (RFC 6585 §4, RFC 9110
+    §15.6.4), with its ``Retry-After`` in seconds if it had one. A pause is never
+    shortened by a later, shorter one; a success ends a run of failures."""
+    if not busy:
+        if state.failures == 0:
+            return state
+        return replace(state, failures=0, failed_at=None)
+    if retry_after is not None:
+        until = now + max(0.0, retry_after)
+        if state.retry_at is not None and state.retry_at >= until:
+            return state
+        return replace(state, retry_at=until, paused_at=now)
+    return replace(state, failures=state.failures + 1, failed_at=now)
+
+
+def keep_for(state: PaceState, rule: PaceRule, now: float) -> float:
+    """Seconds from ``now`` a store keeps ``state``: while it can still delay a visit
+    under ``rule`` (and a failure run until its longest back-off), plus a margin."""
+    until = now
+    if state.last is not None:
+        until = max(until, state.last + rule.interval)
+    if state.retry_at is not None and state.paused_at is not None:
+        until = max(until, min(state.retry_at, state.paused_at + rule.max_retry_after))
+    if state.failed_at is not None:
+        until = max(until, state.failed_at + rule.max_backoff * (1.0 + JITTER))
+    return until - now + MARGIN
