@@ -25,6 +25,7 @@ from aiohttp.http import SERVER_SOFTWARE
 from ..checker import refusal as _refusal
 from ..checker.checker import RobotsChecker
 from ..core.usage import UsagePreferences, combine_usage, usage_from_header
+from ..core.validate import boolean
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -102,8 +103,12 @@ class RobotsMiddleware:
 
     :param checker: the :class:`robots_async.RobotsChecker` that answers (its cache
         is shared by every session using this middleware).
-    :param respect_crawl_delay: wait out Crawl-delay / Request-rate per origin
-        before each request (capped by the checker's ``max_delay``).
+    :param pace: politeness shared by every worker of the checker's store: wait for
+        the origin's next visit before each hop (:meth:`RobotsChecker.wait`:
+        Crawl-delay, Request-rate, ``min_delay``, pauses) and record each response
+        (:meth:`RobotsChecker.observe`: 429/503 pause or back off the origin).
+    :param respect_crawl_delay: wait before each hop only (no observation): the
+        older, narrower form of ``pace``.
     :param refuse_usage: AI usage categories (``"train-ai"``, ``"search"``) whose
         preference ``n`` refuses a response with :class:`UsageRefusedError`
         (default: none; :func:`content_usage` tells the preferences either way).
@@ -116,11 +121,15 @@ class RobotsMiddleware:
         self,
         checker: RobotsChecker,
         *,
+        pace: bool = False,
         respect_crawl_delay: bool = False,
         refuse_usage: Iterable[UsageCategory] = (),
     ) -> None:
         self.checker = _require_checker(checker)
-        self.respect_crawl_delay = respect_crawl_delay
+        self.pace = boolean("RobotsMiddleware.pace", pace)
+        self.respect_crawl_delay = boolean(
+            "RobotsMiddleware.respect_crawl_delay", respect_crawl_delay
+        )
         self.refuse_usage = _refusal.refused_categories(refuse_usage)
 
     async def __call__(self, request: ClientRequest, handler: ClientHandlerType) -> ClientResponse:
@@ -138,9 +147,11 @@ class RobotsMiddleware:
             if _refusal.held_back(decision):
                 raise LocalLimitError(text, who, decision)
             raise DisallowedError(text, who, decision.verdict, decision)
-        if self.respect_crawl_delay:
+        if self.pace or self.respect_crawl_delay:
             await checker.wait(text, user_agent=user_agent)
         response = await handler(request)
+        if self.pace:
+            await checker.observe(text, response.status, response.headers, user_agent=user_agent)
         usage = combine_usage(
             decision.usage or UsagePreferences(),
             usage_from_header(response.headers.getall("Content-Usage", ())),

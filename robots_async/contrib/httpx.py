@@ -167,8 +167,10 @@ class RobotsTransport(httpx.AsyncBaseTransport):
         is shared by every client using it).
     :param transport: the transport that sends allowed requests (default: a new
         ``httpx.AsyncHTTPTransport()``, closed with this one).
-    :param pace: wait out Crawl-delay / Request-rate per origin before each hop
-        (:meth:`RobotsChecker.wait`, capped by the checker's ``max_delay``).
+    :param pace: politeness shared by every worker of the checker's store: wait for
+        the origin's next visit before each hop (:meth:`RobotsChecker.wait`:
+        Crawl-delay, Request-rate, ``min_delay``, pauses) and record each response
+        (:meth:`RobotsChecker.observe`: 429/503 pause or back off the origin).
     :param refuse_usage: AI usage categories (``"train-ai"``, ``"search"``) whose
         preference ``n`` refuses a response with :class:`UsageRefusedError`
         (default: none; :func:`content_usage` tells the preferences either way).
@@ -212,6 +214,10 @@ class RobotsTransport(httpx.AsyncBaseTransport):
             await checker.wait(text, user_agent=user_agent)
         entry = await checker.robots(text)
         response = await self._transport.handle_async_request(request)
+        if self.pace:
+            await checker.observe(
+                text, response.status_code, response.headers, user_agent=user_agent
+            )
         usage = _Usage(entry.robots, text, self._token(user_agent), response.headers)
         response.extensions[_EXTENSION] = usage
         if self.refuse_usage and response.status_code not in _refusal.REDIRECTS:

@@ -1,0 +1,225 @@
+"""Politeness across worker processes (issue 27): four processes sharing a RedisStore
+or an SQLiteStore visit a Crawl-delay: 1 site at most once a second between them, a
+429 with Retry-After pauses it for all of them, a site that asks no delay is not
+slowed, and a store that dies mid-run leaves each worker pacing by itself."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import socket
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from aiohttp import web
+
+from ...workers import JsonLinesWorker
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable, Callable
+
+    from .conftest import RedisServer
+
+WORKER = Path(__file__).with_name("pace_worker.py")
+SLOW_ROBOTS = b"User-agent: *\nCrawl-delay: 1\n"
+FAST_ROBOTS = b"User-agent: *\nAllow: /\n"
+RUN_SECONDS = 6.0
+
+
+@dataclass
+class Origin:
+    """One port: its robots.txt, and the arrival time and status of each page request."""
+
+    port: int
+    robots: bytes
+    #: Statuses to answer /page with, in turn (then 200), with their headers.
+    script: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    hits: list[tuple[float, int]] = field(default_factory=list)
+
+    def url(self, path: str = "/page") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def times(self) -> list[float]:
+        return [at for at, _ in self.hits]
+
+
+class Origins:
+    """Origins on the test's loop, one per port."""
+
+    def __init__(self) -> None:
+        self.by_port: dict[int, Origin] = {}
+        self._runner: web.AppRunner | None = None
+
+    async def add(self, robots: bytes) -> Origin:
+        if self._runner is None:
+            app = web.Application()
+            app.router.add_get("/robots.txt", self._robots)
+            app.router.add_get("/page", self._page)
+            self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2)
+            await self._runner.setup()
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        origin = Origin(sock.getsockname()[1], robots)
+        await web.SockSite(self._runner, sock).start()
+        self.by_port[origin.port] = origin
+        return origin
+
+    def _origin(self, request: web.Request) -> Origin:
+        sockname = request.transport.get_extra_info("sockname") if request.transport else None
+        return self.by_port[sockname[1] if sockname else 0]
+
+    async def _robots(self, request: web.Request) -> web.Response:
+        return web.Response(body=self._origin(request).robots)
+
+    async def _page(self, request: web.Request) -> web.Response:
+        origin = self._origin(request)
+        status, headers = origin.script.pop(0) if origin.script else (200, {})
+        origin.hits.append((time.monotonic(), status))
+        return web.Response(text="page", status=status, headers=headers)
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+@pytest.fixture
+async def origins() -> AsyncIterator[Origins]:
+    served = Origins()
+    yield served
+    await served.close()
+
+
+class PaceWorker(JsonLinesWorker):
+    async def run(self, urls: list[str], at: float, seconds: float) -> None:
+        await self.send_json({"urls": urls, "at": at, "seconds": seconds})
+
+
+@pytest.fixture
+async def start_pacers(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[list[PaceWorker]]]]:
+    started: list[PaceWorker] = []
+
+    async def start(count: int, *args: str) -> list[PaceWorker]:
+        workers = []
+        for _ in range(count):
+            log = tmp_path / f"pacer-{len(started)}.log"
+            worker = await PaceWorker.spawn(log, WORKER, *args)
+            started.append(worker)
+            workers.append(worker)
+        for worker in workers:
+            assert await worker.read(60.0) == {"ready": True}
+        return workers
+
+    yield start
+    await asyncio.gather(*(worker.close() for worker in started))
+
+
+def gaps(times: list[float]) -> list[float]:
+    return [b - a for a, b in itertools.pairwise(sorted(times))]
+
+
+async def run_all(workers: list[PaceWorker], urls: list[str], seconds: float) -> list[Any]:
+    at = time.time() + 0.5
+    for worker in workers:
+        await worker.run(urls, at, seconds)
+    return [await worker.read(seconds + 60.0) for worker in workers]
+
+
+@pytest.fixture(params=["redis", "sqlite"])
+def store_spec(request: pytest.FixtureRequest, tmp_path: Path, prefix: str) -> list[str]:
+    if request.param == "sqlite":
+        return [f"sqlite:{tmp_path / 'fleet.sqlite'}"]
+    server: RedisServer = request.getfixturevalue("redis_server")
+    return [server.url, prefix]
+
+
+@pytest.mark.parametrize("via", ["checker", "aiohttp"])
+async def test_four_workers_visit_a_crawl_delay_site_once_a_second_between_them(
+    origins: Origins,
+    start_pacers: Callable[..., Awaitable[list[PaceWorker]]],
+    store_spec: list[str],
+    via: str,
+) -> None:
+    """4 processes x 6 s on a Crawl-delay: 1 site: <= 8 requests in all, consecutive
+    ones >= 0.8 s apart (each worker pacing itself sent 24, 0.00 s apart); a site
+    asking no delay, crawled by the same workers meanwhile, is not slowed."""
+    slow = await origins.add(SLOW_ROBOTS)
+    fast = await origins.add(FAST_ROBOTS)
+    workers = await start_pacers(4, store_spec[0], via, *store_spec[1:])
+    reports = await run_all(workers, [slow.url(), fast.url()], RUN_SECONDS)
+    # Counted over 6 s from the first (with the middleware, a request that reserved
+    # its turn before the run ended is sent after it, still on its turn).
+    within = [at for at in slow.times() if at <= min(slow.times()) + RUN_SECONDS]
+    assert 5 <= len(within) <= 8, slow.times()
+    assert min(gaps(slow.times())) >= 0.8, gaps(slow.times())
+    assert len(fast.hits) >= 200, len(fast.hits)  # hundreds: nothing held it back
+    if via == "checker":
+        fast_waits = sorted(w for r in reports for w in r["waits"][fast.url()])
+        assert fast_waits[int(len(fast_waits) * 0.99)] < 0.05
+    assert all(r["stats"]["pace_store_errors"] == 0 for r in reports)
+
+
+async def test_a_429_with_retry_after_pauses_the_origin_for_every_worker(
+    origins: Origins,
+    start_pacers: Callable[..., Awaitable[list[PaceWorker]]],
+    store_spec: list[str],
+) -> None:
+    """The 5th request answers 429 with Retry-After: 3: apart from requests already
+    on their way, no worker sends the next one for 3 s; then the crawl resumes."""
+    site = await origins.add(FAST_ROBOTS)
+    site.script = [(200, {})] * 4 + [(429, {"Retry-After": "3"})]
+    workers = await start_pacers(4, store_spec[0], "checker", *store_spec[1:])
+    reports = await run_all(workers, [site.url()], 5.0)
+    [busy_at] = [at for at, status in site.hits if status == 429]
+    # In flight when the 429 was sent: at most one per worker, within a few ms.
+    during = [at for at, _ in site.hits if busy_at + 0.25 < at < busy_at + 3.0]
+    assert during == [], [round(at - busy_at, 3) for at in during]
+    assert any(at >= busy_at + 3.0 for at, _ in site.hits)  # resumed after the pause
+    assert sum(r["stats"]["pauses"] for r in reports) == 1
+
+
+async def test_429_without_retry_after_backs_off_and_a_success_resets(
+    origins: Origins,
+    start_pacers: Callable[..., Awaitable[list[PaceWorker]]],
+    store_spec: list[str],
+) -> None:
+    """Two 429s without Retry-After: every worker backs off 2 s, then 4 s (jittered
+    up to a quarter more); the 200 after them ends the back-off."""
+    site = await origins.add(FAST_ROBOTS)
+    site.script = [(429, {}), (429, {})]
+    workers = await start_pacers(2, store_spec[0], "checker", *store_spec[1:])
+    await run_all(workers, [site.url()], 8.0)
+    first, second = (at for at, status in site.hits if status == 429)
+    after_first = [at for at, _ in site.hits if first + 0.25 < at < first + 2.0]
+    after_second = [at for at, _ in site.hits if second + 0.25 < at < second + 4.0]
+    assert after_first == after_second == []
+    assert second - first >= 2.0
+    assert len([at for at, _ in site.hits if at > second + 5.0]) > 20  # reset: full speed
+
+
+async def test_redis_killed_mid_run_each_worker_paces_itself(
+    origins: Origins,
+    start_pacers: Callable[..., Awaitable[list[PaceWorker]]],
+    private_redis: RedisServer,
+) -> None:
+    """The shared store stops 2 s into a 6 s run: no worker crashes or stops pacing;
+    each keeps its own requests >= 0.8 s apart and counts the store's failures."""
+    slow = await origins.add(SLOW_ROBOTS)
+    workers = await start_pacers(2, private_redis.url, "checker")
+    at = time.time() + 0.5
+    for worker in workers:
+        await worker.run([slow.url()], at, RUN_SECONDS)
+    await asyncio.sleep(2.5)
+    private_redis.stop()
+    reports = [await worker.read(RUN_SECONDS + 60.0) for worker in workers]
+    assert all(r["stats"]["pace_store_errors"] >= 1 for r in reports)
+    assert all(r["requests"][slow.url()] >= 4 for r in reports)  # never stopped
+    assert len(slow.hits) <= 2 * 7  # at worst each worker at the site's own rate
+    assert "pacing within this process" in workers[0].stderr() + workers[1].stderr()
+
+
+if sys.platform == "win32":  # pragma: no cover
+    pytest.skip("worker processes over pipes", allow_module_level=True)
