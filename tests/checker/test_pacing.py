@@ -1,0 +1,226 @@
+"""Pacing rules (issue 27): what a store keeps, how a reader turns it into its next
+visit, wait()/observe() on one checker and on checkers sharing a MemoryStore, the
+Retry-After forms, and the settings refused at construction."""
+
+from __future__ import annotations
+
+import email.utils
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+import robots_async as ra
+from robots_async.cache.pace_table import PaceTable
+from robots_async.checker.pacing import PaceSettings, _retry_headers
+from robots_async.core.pacing import JITTER, PaceRule, PaceState, keep_for, next_visit, observed
+
+if TYPE_CHECKING:
+    from ..servers import FakeClock, Server
+
+RULE = PaceRule(interval=1.0, max_retry_after=60.0, first_backoff=2.0, max_backoff=30.0)
+
+
+# --- core.pacing: observations in, next visit out -----------------------------------
+
+
+def test_next_visit_follows_the_last_one_by_the_readers_interval() -> None:
+    state = PaceState(last=100.0)
+    assert next_visit(state, RULE, 100.2, 0.0) == 101.0
+    assert next_visit(state, RULE, 105.0, 0.0) == 105.0
+    # Another reader's own interval applies to the same observation.
+    slower = PaceRule(5.0, 60.0, 2.0, 30.0)
+    assert next_visit(state, slower, 100.2, 0.0) == 105.0
+
+
+def test_retry_after_is_never_shortened_and_is_capped_by_the_reader() -> None:
+    state = observed(PaceState(), 100.0, busy=True, retry_after=10.0)
+    assert state.retry_at == 110.0
+    assert observed(state, 101.0, busy=True, retry_after=2.0) is state  # not shortened
+    longer = observed(state, 101.0, busy=True, retry_after=20.0)
+    assert longer.retry_at == 121.0
+    assert next_visit(longer, RULE, 101.0, 0.0) == 121.0
+    capped = PaceRule(1.0, 5.0, 2.0, 30.0)
+    assert next_visit(longer, capped, 101.0, 0.0) == 106.0  # paused_at 101 + 5
+
+
+def test_backoff_doubles_with_jitter_up_to_its_cap_and_a_success_ends_it() -> None:
+    state = PaceState()
+    ends = []
+    for n in range(1, 7):
+        state = observed(state, 100.0, busy=True, retry_after=None)
+        assert state.failures == n
+        ends.append(next_visit(state, RULE, 100.0, 0.0) - 100.0)
+    assert ends == [2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
+    jittered = next_visit(state, RULE, 100.0, 0.999) - 100.0
+    assert 30.0 < jittered < 30.0 * (1 + JITTER)
+    reset = observed(state, 101.0, busy=False, retry_after=None)
+    assert (reset.failures, reset.failed_at) == (0, None)
+    assert next_visit(reset, RULE, 101.0, 0.0) == 101.0
+    assert observed(reset, 102.0, busy=False, retry_after=None) is reset  # nothing to write
+
+
+def test_a_thousand_failures_do_not_overflow() -> None:
+    state = PaceState(failed_at=100.0, failures=10_000)
+    assert next_visit(state, RULE, 100.0, 0.0) == 130.0
+
+
+def test_observations_are_kept_while_they_can_decide_and_a_margin() -> None:
+    state = PaceState(last=100.0, retry_at=150.0, paused_at=100.0)
+    assert keep_for(state, RULE, 100.0) == 50.0 + 60.0
+    assert keep_for(PaceState(last=100.0), RULE, 100.0) == 1.0 + 60.0
+
+
+# --- PaceTable: the in-process store ------------------------------------------------
+
+
+def test_table_queues_concurrent_reservations_and_forgets_old_ones(clock: FakeClock) -> None:
+    table = PaceTable(clock)
+    waits = [table.reserve("a", RULE, 0.0).wait for _ in range(3)]
+    assert waits == [0.0, 1.0, 2.0]
+    assert table.reserve("b", RULE, 0.0).wait == 0.0  # another unit: not behind "a"
+    clock.advance(1000.0)
+    assert table.reserve("c", RULE, 0.0).wait == 0.0
+    assert len(table) == 1
+
+
+def test_table_pause_left_ignores_reserved_visits(clock: FakeClock) -> None:
+    table = PaceTable(clock)
+    table.reserve("a", RULE, 0.0)
+    table.reserve("a", RULE, 0.0)
+    assert table.pause_left("a", RULE, 0.0) == 0.0
+    table.observe("a", RULE, busy=True, retry_after=3.0)
+    assert table.pause_left("a", RULE, 0.0) == 3.0
+    assert table.reserve("a", RULE, 0.0).wait == 3.0  # the pause ends after visit 2 (1 s)
+
+
+# --- Retry-After in any header container --------------------------------------------
+
+
+class ScrapyLikeHeaders(dict[bytes, list[bytes]]):
+    """Scrapy's Headers: bytes names, a list of bytes values."""
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Retry-After": "7"},
+        {"retry-after": "7"},
+        [("RETRY-AFTER", "7")],
+        [(b"Retry-After", b"7")],
+        ScrapyLikeHeaders({b"Retry-After": [b"7"]}),
+    ],
+)
+def test_retry_after_found_whatever_the_container(headers: Any) -> None:
+    assert _retry_headers(headers) == {"Retry-After": "7"}
+
+
+def test_retry_after_as_an_http_date_is_read_against_the_response_date() -> None:
+    date = email.utils.formatdate(1_700_000_000, usegmt=True)
+    later = email.utils.formatdate(1_700_000_045, usegmt=True)
+    from robots_async.fetch.http import retry_after
+
+    assert retry_after(_retry_headers({"Date": date, "Retry-After": later})) == 45.0
+
+
+@pytest.mark.parametrize("headers", [None, 42, [("only-one",)], {"Retry-After": "soon"}])
+def test_unreadable_headers_are_no_retry_after(headers: Any) -> None:
+    from robots_async.fetch.http import retry_after
+
+    assert retry_after(_retry_headers(headers)) is None
+
+
+# --- the checker --------------------------------------------------------------------
+
+
+class Sleeps:
+    """A sleep that moves the fake clock on by what is slept."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+        self.slept: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.slept.append(round(seconds, 6))
+        self.clock.advance(seconds)
+
+
+async def test_two_checkers_sharing_a_memory_store_pace_together(
+    server: Server, clock: FakeClock
+) -> None:
+    server.text("/robots.txt", "User-agent: *\nCrawl-delay: 2\n")
+    store = ra.MemoryStore(clock=clock)
+    sleep = Sleeps(clock)
+    one, two = (
+        ra.RobotsChecker("PaceBot/1.0", store=store, clock=clock, sleep=sleep) for _ in range(2)
+    )
+    async with one, two:
+        assert await one.wait(server.url("/a")) == 0.0
+        assert await two.wait(server.url("/b")) == 2.0  # the other checker's visit counts
+        assert await one.wait(server.url("/c")) == 2.0
+
+
+async def test_observe_pauses_and_backs_off_the_origin(server: Server, clock: FakeClock) -> None:
+    server.text("/robots.txt", "User-agent: *\nAllow: /\n")
+    sleep = Sleeps(clock)
+    async with ra.RobotsChecker("PaceBot/1.0", clock=clock, sleep=sleep) as checker:
+        url = server.url("/page")
+        assert await checker.wait(url) == 0.0
+        await checker.observe(url, 429, {"Retry-After": "5"})
+        assert await checker.wait(url) == 5.0
+        await checker.observe(url, 503, [])  # no Retry-After: 2 s back-off (jittered)
+        slept = await checker.wait(url)
+        assert 2.0 <= slept <= 2.0 * (1 + JITTER)
+        await checker.observe(url, 200, {})
+        assert await checker.wait(url) == 0.0
+        await checker.observe(url, 500, {})  # neither a pause nor a success
+        assert await checker.wait(url) == 0.0
+        stats = checker.stats
+    assert (stats.pauses, stats.backoffs, stats.pace_store_errors) == (1, 1, 0)
+
+
+async def test_pace_by_host_paces_every_port_and_scheme_of_a_host_together(
+    make_server: Any, clock: FakeClock
+) -> None:
+    server = await make_server(2)
+    server.text("/robots.txt", "User-agent: *\nCrawl-delay: 3\n")
+    sleep = Sleeps(clock)
+    by_host = ra.RobotsChecker("PaceBot/1.0", clock=clock, sleep=sleep, pace_by="host")
+    by_origin = ra.RobotsChecker("PaceBot/1.0", clock=clock, sleep=sleep)
+    async with by_host, by_origin:
+        assert await by_host.wait(server.url("/", 0)) == 0.0
+        assert await by_host.wait(server.url("/", 1)) == 3.0  # same host, other port
+        assert await by_origin.wait(server.url("/", 0)) == 0.0
+        assert await by_origin.wait(server.url("/", 1)) == 0.0
+
+
+async def test_min_delay_and_max_delay_bound_the_interval(server: Server, clock: FakeClock) -> None:
+    server.text("/robots.txt", "User-agent: *\nCrawl-delay: 100\n")
+    sleep = Sleeps(clock)
+    async with ra.RobotsChecker(
+        "PaceBot/1.0", clock=clock, sleep=sleep, min_delay=0.5, max_delay=4.0
+    ) as checker:
+        await checker.wait(server.url("/"))
+        assert await checker.wait(server.url("/")) == 4.0
+    assert PaceSettings(min_delay=0.5).rule(0.0).interval == 0.5
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        ("min_delay", -1.0),
+        ("min_delay", 40.0),  # above max_delay (30)
+        ("pace_by", "domain"),
+        ("pace_by", None),
+        ("max_retry_after", float("inf")),
+        ("max_backoff", 0),
+    ],
+)
+def test_bad_pacing_settings_stop_at_construction(setting: str, value: object) -> None:
+    with pytest.raises(ra.ConfigurationError, match=setting):
+        ra.RobotsChecker("PaceBot/1.0", **{setting: value})
+
+
+async def test_observe_refuses_a_status_that_is_not_an_int(server: Server) -> None:
+    async with ra.RobotsChecker("PaceBot/1.0") as checker:
+        with pytest.raises(TypeError, match="status"):
+            await checker.observe(server.url("/"), "429")  # type: ignore[arg-type]
