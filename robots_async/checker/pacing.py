@@ -13,11 +13,11 @@ import asyncio
 import logging
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ..cache.pace_table import PaceTable, Reservation
 from ..core.errors import StoreError
-from ..core.pacing import PaceRule
+from ..core.pacing import PaceBy, PaceRule
 from ..fetch.deadline import within
 from ..fetch.http import retry_after as retry_after_of
 
@@ -31,7 +31,6 @@ __all__ = ["BUSY_STATUSES", "PaceBy", "PaceSettings", "Pacer", "pace_unit"]
 
 logger = logging.getLogger("robots_async")
 
-PaceBy = Literal["origin", "host"]
 #: Page statuses that ask a crawler to slow down (RFC 6585 §4, RFC 9110 §15.6.4).
 BUSY_STATUSES = frozenset({429, 503})
 #: First back-off after a 429/503 without Retry-After, doubled each time (seconds).
