@@ -1,6 +1,6 @@
 """The cached check inside a crawl (issue 32, item 3), paired in one run.
 
-    python bench/bench_crawl_check.py [--corpus DIR] [--origins 16] [--pages 240] [--rounds 12]
+    python bench/bench_crawl_check.py [--corpus DIR] [--origins 16] [--pages 480] [--rounds 12]
 
 A minimal aiohttp crawl (four workers, one ClientSession, keep-alive) fetches pages
 from local servers (a child process on 127.0.0.1, one port per origin, each serving
@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     args.add_argument("--corpus", default="", help="robots.txt files to serve (default: one)")
     args.add_argument("--origins", type=int, default=16)
-    args.add_argument("--pages", type=int, default=240, help="pages a crawl fetches")
+    args.add_argument("--pages", type=int, default=480, help="pages a crawl fetches")
     args.add_argument("--rounds", type=int, default=12)
     args.add_argument("--serve", type=int, default=0, help=argparse.SUPPRESS)
     opts = args.parse_args(argv)
