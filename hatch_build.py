@@ -48,8 +48,9 @@ def compile_core(root: Path, out: Path) -> dict[str, str]:
     from mypyc.build import mypycify
     from setuptools import Distribution
 
-    cwd = Path.cwd()
+    cwd, cache = Path.cwd(), os.environ.get("MYPY_CACHE_DIR")
     os.chdir(root)  # mypyc takes module paths relative to the working directory
+    os.environ["MYPY_CACHE_DIR"] = str(out / "mypy_cache")  # not in the source tree
     try:
         extensions = mypycify(
             core_modules(root), opt_level="3", group_name="robots_async", target_dir=str(out / "c")
@@ -61,6 +62,10 @@ def compile_core(root: Path, out: Path) -> dict[str, str]:
         dist.run_command("build_ext")
     finally:
         os.chdir(cwd)
+        if cache is None:
+            os.environ.pop("MYPY_CACHE_DIR", None)
+        else:
+            os.environ["MYPY_CACHE_DIR"] = cache
     lib = out / "lib"
     built = {str(p): p.relative_to(lib).as_posix() for p in lib.rglob("*") if p.is_file()}
     if not any(name.startswith("robots_async/core/") for name in built.values()):
