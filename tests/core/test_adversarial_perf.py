@@ -246,6 +246,11 @@ def _count_searches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return searched
 
 
+@pytest.mark.skipif(
+    ra.COMPILED,
+    reason="counts calls by patching RaisedLiterals.longest, which compiled code calls "
+    "directly (the count would stay 0); the pure run tests the same source",
+)
 def test_raised_literals_of_many_star_counts_are_not_all_searched(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
