@@ -2,9 +2,11 @@
 shared store (or in this process), and the pauses that page responses ask for.
 
 Each wait is one store call (Redis: one script; SQLite: one transaction), two when it
-slept 0.25 s or more (a pause another worker saw meanwhile is slept through). A store that fails is
-left alone for a while and this process paces by itself meanwhile, from the visits
-it has reserved, so pacing never stops and a crawl never fails for it.
+slept 0.25 s or more (a pause another worker saw meanwhile is slept through), one more
+per turn of another worker it is queued behind (only the next turn is reserved, so a
+dead worker holds an origin one interval at most). A store that fails is left alone
+for a while and this process paces by itself meanwhile, from the visits it has
+reserved, so pacing never stops and a crawl never fails for it.
 """
 
 from __future__ import annotations
