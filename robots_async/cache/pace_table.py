@@ -27,10 +27,14 @@ __all__ = ["PaceTable", "Reservation"]
 @dataclass(frozen=True, slots=True)
 class Reservation:
     """A visit reserved: seconds to wait for it, and the run of 429/503 responses
-    without ``Retry-After`` the origin is in (0: none)."""
+    without ``Retry-After`` the origin is in (0: none). ``reserved`` is False when a
+    shared store holds another worker's turn first (``core.pacing.turn``): ``wait``
+    is then when to ask again. ``queued``: seconds already slept asking."""
 
     wait: float
     failures: int = 0
+    reserved: bool = True
+    queued: float = 0.0
 
 
 class PaceTable:

@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.errors import StoreError
-from ..core.pacing import PaceState, keep_for, next_visit, observed
+from ..core.pacing import PaceState, keep_for, next_visit, observed, turn
 from ..fetch.deadline import within
 from .closing import AsyncClosing
 from .pace_table import Reservation
@@ -306,7 +306,9 @@ class SQLiteStore(AsyncClosing):
         with _pacing_transaction(conn):
             now = time.time()
             state = _pace_state(conn, unit, now)
-            start = next_visit(state, rule, now, jitter)
+            start, reserved = turn(state, rule, now, jitter)
+            if not reserved:
+                return Reservation(start - now, state.failures, reserved=False)
             _pace_put(conn, unit, PaceState(start, *_observations(state)), rule, now)
             self._paces += 1
             if self._paces % _PURGE_EVERY == 0:

@@ -2,9 +2,11 @@
 shared store (or in this process), and the pauses that page responses ask for.
 
 Each wait is one store call (Redis: one script; SQLite: one transaction), two when it
-slept 0.25 s or more (a pause another worker saw meanwhile is slept through). A store that fails is
-left alone for a while and this process paces by itself meanwhile, from the visits
-it has reserved, so pacing never stops and a crawl never fails for it.
+slept 0.25 s or more (a pause another worker saw meanwhile is slept through), one more
+per turn of another worker it is queued behind (only the next turn is reserved, so a
+dead worker holds an origin one interval at most). A store that fails is left alone
+for a while and this process paces by itself meanwhile, from the visits it has
+reserved, so pacing never stops and a crawl never fails for it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..cache.pace_table import PaceTable, Reservation
@@ -46,6 +48,9 @@ RETRY_STORE_FIRST, RETRY_STORE_MAX = 1.0, 60.0
 RECHECK_AFTER = 0.25
 #: Waits re-checked for a pause begun while they slept, at most (a bound, not a rate).
 _MAX_ROUNDS = 4
+#: Times one wait asks a shared store for a turn, at most: each ask after the first
+#: follows another worker's turn (an interval), so this bounds only a runaway loop.
+_MAX_ASKS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +119,7 @@ class Pacer:
         slept = 0.0
         for _ in range(_MAX_ROUNDS):
             reservation = await self._reserve(unit, rule)
+            slept += reservation.queued
             if reservation.failures:
                 self._failing.add(unit)
             if reservation.wait <= 0:
@@ -154,14 +160,23 @@ class Pacer:
             await self._store_call(store.observe(unit, rule, busy=busy, retry_after=seconds))
 
     async def _reserve(self, unit: str, rule: PaceRule) -> Reservation:
-        jitter = random.random()
-        store = self._usable_store()
-        if store is not None:
+        """A reserved turn; while the store holds another worker's turn first, sleep
+        until it begins and ask again (``core.pacing.turn``)."""
+        queued = 0.0
+        for _ in range(_MAX_ASKS):
+            jitter = random.random()
+            store = self._usable_store()
+            if store is None:
+                break
             reservation = await self._store_call(store.reserve(unit, rule, jitter))
-            if isinstance(reservation, Reservation):
+            if not isinstance(reservation, Reservation):
+                break  # the store failed: this process paces by itself meanwhile
+            if reservation.reserved:
                 self._local.note_visit(unit, self._clock() + reservation.wait, rule)
-                return reservation
-        return self._local.reserve(unit, rule, jitter)
+                return replace(reservation, queued=queued)
+            await self._sleep(reservation.wait)
+            queued += reservation.wait
+        return replace(self._local.reserve(unit, rule, random.random()), queued=queued)
 
     async def _pause_left(self, unit: str, rule: PaceRule) -> float:
         jitter = random.random()

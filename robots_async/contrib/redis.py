@@ -109,14 +109,18 @@ if failures > 0 and failed_at then
 end
 local start = math.max(now, finish)
 if ARGV[7] == "pause" then
-    return {string.format("%.6f", start - now), failures}
+    return {string.format("%.6f", start - now), failures, 1}
+end
+if last and last > start then
+    -- Another worker holds the next turn: ask again when it begins (core.pacing.turn).
+    return {string.format("%.6f", last - now), failures, 0}
 end
 if last then start = math.max(start, last + interval) end
 redis.call("hset", KEYS[1], "last", string.format("%.6f", start))
 local keep = math.max(start + interval, finish) - now + margin
 local ttl = redis.call("pttl", KEYS[1])
 if ttl < keep * 1000 then redis.call("pexpire", KEYS[1], math.ceil(keep * 1000)) end
-return {string.format("%.6f", start - now), failures}
+return {string.format("%.6f", start - now), failures, 1}
 """
 # ARGV: busy ("1"/"0"), retry_after seconds ("" for none), max_retry_after,
 # max_backoff, margin. A pause is never shortened; a success ends a failure run.
@@ -246,12 +250,12 @@ class RedisStore(AsyncClosing):
     async def reserve(self, unit: str, rule: PaceRule, jitter: float) -> Reservation:
         """Reserve the next visit of ``unit`` under ``rule``: one script, one round
         trip, on the server's clock (see :mod:`robots_async.core.pacing`)."""
-        wait, failures = await self._pace(unit, rule, jitter, "reserve")
-        return Reservation(wait, failures)
+        wait, failures, reserved = await self._pace(unit, rule, jitter, "reserve")
+        return Reservation(wait, failures, reserved=reserved)
 
     async def pause_left(self, unit: str, rule: PaceRule, jitter: float) -> float:
         """Seconds until the pauses ``unit`` asked for end (no visit reserved)."""
-        wait, _ = await self._pace(unit, rule, jitter, "pause")
+        wait, _, _ = await self._pace(unit, rule, jitter, "pause")
         return wait
 
     async def observe(
@@ -268,12 +272,14 @@ class RedisStore(AsyncClosing):
         ]
         await self._call(lambda: self._observe_script(keys=keys, args=args))
 
-    async def _pace(self, unit: str, rule: PaceRule, jitter: float, mode: str) -> tuple[float, int]:
+    async def _pace(
+        self, unit: str, rule: PaceRule, jitter: float, mode: str
+    ) -> tuple[float, int, bool]:
         keys = [self._unit_key(unit)]
         numbers = (rule.interval, rule.max_retry_after, rule.first_backoff, rule.max_backoff)
         args = [*(repr(float(n)) for n in numbers), repr(float(jitter)), repr(MARGIN), mode]
-        wait, failures = await self._call(lambda: self._pace_script(keys=keys, args=args))
-        return max(0.0, float(wait)), int(failures)
+        wait, failures, reserved = await self._call(lambda: self._pace_script(keys=keys, args=args))
+        return max(0.0, float(wait)), int(failures), bool(int(reserved))
 
     def _unit_key(self, unit: str) -> str:
         # The unit in braces is the hash tag (one slot). A host may hold "{" or "}"

@@ -22,6 +22,7 @@ __all__ = [
     "next_visit",
     "observed",
     "pause_end",
+    "turn",
 ]
 
 #: What is paced: an origin (scheme, host, port) or a host (as Scrapy's download slots).
@@ -82,6 +83,20 @@ def next_visit(state: PaceState, rule: PaceRule, now: float, jitter: float) -> f
     if state.last is not None:
         start = max(start, state.last + rule.interval)
     return start
+
+
+def turn(state: PaceState, rule: PaceRule, now: float, jitter: float) -> tuple[float, bool]:
+    """The next visit's start and whether it may be reserved now. Only the first turn
+    after the origin is free (now, or when its pauses end) may be: a later one is
+    asked for again when the turn before it begins. So a worker that dies holding a
+    reservation keeps the fleet off the origin for one interval at most, however
+    many of its requests were queued (reserving every turn ahead, a worker killed
+    with 4 queued on a Crawl-delay: 2 site held it 8 s, Scrapy's 128 parked
+    requests on a Crawl-delay: 10 one, 21 minutes)."""
+    free = max(now, pause_end(state, rule, jitter))
+    if state.last is not None and state.last > free:
+        return state.last, False
+    return next_visit(state, rule, now, jitter), True
 
 
 def observed(state: PaceState, now: float, *, busy: bool, retry_after: float | None) -> PaceState:

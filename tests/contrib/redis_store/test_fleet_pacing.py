@@ -221,5 +221,33 @@ async def test_redis_killed_mid_run_each_worker_paces_itself(
     assert "pacing within this process" in workers[0].stderr() + workers[1].stderr()
 
 
+async def test_a_killed_worker_holds_the_origin_for_one_interval_at_most(
+    origins: Origins,
+    start_pacers: Callable[..., Awaitable[list[PaceWorker]]],
+    store_spec: list[str],
+) -> None:
+    """A worker with 4 requests queued on a Crawl-delay: 2 site is killed 1 s after
+    its first: the other worker's first request comes one interval after the dead
+    one's reserved turn (4 s after its first), not after all four (8 s, when every
+    queued request held a turn)."""
+    site = await origins.add(b"User-agent: *\nCrawl-delay: 2\n")
+    doomed, survivor = await start_pacers(2, store_spec[0], "checker", *store_spec[1:])
+    await doomed.run([site.url()] * 4, time.time() + 0.3, 30.0)
+    for _ in range(100):  # bounded: its first request comes within 0.3 s
+        if site.hits:
+            break
+        await asyncio.sleep(0.05)
+    first = site.times()[0]
+    await asyncio.sleep(max(0.0, first + 1.0 - time.monotonic()))
+    doomed.proc.kill()
+    await doomed.proc.wait()
+    await survivor.run([site.url()], time.time() + 0.1, 4.0)
+    await survivor.read(60.0)
+    later = [at - first for at in site.times() if at > first + 1.0]
+    assert later, site.times()
+    assert 3.5 <= later[0] <= 4.6, later
+    assert min(gaps(site.times())) >= 1.6, gaps(site.times())
+
+
 if sys.platform == "win32":  # pragma: no cover
     pytest.skip("worker processes over pipes", allow_module_level=True)
