@@ -25,11 +25,13 @@ from .core.errors import (
     InvalidRecordError,
     InvalidURLError,
     InvalidUserAgentError,
+    PageInputTypeError,
     RobotsError,
     SitemapError,
     StoreError,
     URLTypeError,
 )
+from .core.page_directives import DirectiveSource, PageDirectives, page_directives
 from .core.parser import DEFAULT_MAX_BYTES, MAX_LINE_BYTES, RobotsParser, parse
 from .core.policy import FIRST_MATCH, GOOGLE, GOOGLE_REFERENCE, RFC9309, MatchPolicy, PolicyName
 from .core.results import CleanParam, Group, ParseWarning, RequestRate, Rule, Verdict, VisitTime
@@ -59,6 +61,7 @@ __all__ = [
     "ConfigurationTypeError",
     "DEFAULT_MAX_BYTES",
     "Decision",
+    "DirectiveSource",
     "DisallowedError",
     "EventLoopError",
     "FIRST_MATCH",
@@ -78,6 +81,8 @@ __all__ = [
     "MatchPolicy",
     "MemoryStore",
     "Origin",
+    "PageDirectives",
+    "PageInputTypeError",
     "ParseWarning",
     "PolicyName",
     "RFC9309",
@@ -108,6 +113,7 @@ __all__ = [
     "__version__",
     "combine_usage",
     "is_valid_token",
+    "page_directives",
     "parse",
     "product_token",
     "request_target",
