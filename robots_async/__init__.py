@@ -17,6 +17,7 @@ from .checker.checker import CheckerStats, Decision, RobotsChecker
 from .checker.refusal import DisallowedError, LocalLimitError, UsageRefusedError
 from .checker.sitemaps import SitemapStats, SitemapWalk
 from .core.agent import is_valid_token, product_token, require_token
+from .core.content_signals import ContentSignals
 from .core.errors import (
     ClosedError,
     ConfigurationError,
@@ -59,6 +60,7 @@ __all__ = [
     "ClosedError",
     "ConfigurationError",
     "ConfigurationTypeError",
+    "ContentSignals",
     "DEFAULT_MAX_BYTES",
     "Decision",
     "DirectiveSource",

@@ -43,6 +43,7 @@ class W:
     TOO_MANY_RULES = "too-many-rules"
     CONTENT_USAGE = "content-usage"
     USAGE_PATH = "usage-path"
+    CONTENT_SIGNAL = "content-signal"
 
 
 #: A warning as the parser records it: (line, code, detail).
@@ -66,6 +67,7 @@ _MESSAGES = {
     W.TOO_MANY_RULES: "more than {} rules in the file; the rest were ignored",
     W.CONTENT_USAGE: "Content-Usage: {}",
     W.USAGE_PATH: "Content-Usage path must start with '/'; read as a preference: {!r}",
+    W.CONTENT_SIGNAL: "Content-Signal: {}",
 }
 
 
