@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Final, Literal
 
 from .agent import product_token
 from .errors import PageInputTypeError
 from .head_scan import DEFAULT_HEAD_BYTES, looks_like_html, scan_head
-from .header_pairs import header_pairs
+from .header_pairs import selected_headers
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -43,6 +44,7 @@ _SCOPED: Final = re.compile(r"([A-Za-z0-9_.-]+)\s*:(.*)", re.DOTALL)
 _STARTS_DIRECTIVE: Final = re.compile(r"\s*[A-Za-z][A-Za-z0-9_.-]*\s*(?::|$)")
 _HTML_TYPES: Final = ("text/html", "application/xhtml+xml")
 _TDM_NAMES: Final = ("tdm-reservation", "tdm-policy")
+_WANTED: Final = ("x-robots-tag", *_TDM_NAMES, "content-type")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +108,13 @@ def page_directives(
     """
     if not isinstance(body, (bytes, bytearray, memoryview)):
         raise PageInputTypeError("body must be bytes, bytearray or memoryview", body)
-    token = "" if user_agent.strip() == "*" else product_token(user_agent).lower()
-    fields = list(header_pairs(headers))
+    token = _scope_token(user_agent)
+    fields = selected_headers(headers, _WANTED)
     sources = [source for name, value in fields for source in _header_sources(name, value, token)]
     scanned = truncated = False
-    if body and _is_html(fields, bytes(body[:1024])):
-        scan = scan_head(bytes(body[: max_head_bytes + 1]), max_head_bytes)
+    if body and _is_html(fields, body):
+        data = body if isinstance(body, bytes) else bytes(body)
+        scan = scan_head(data, max_head_bytes)
         scanned, truncated = True, scan.truncated
         # TDMRep: a header wins over the meta of the same name.
         overridden = {s.name for s in sources if s.name in _TDM_NAMES and s.directives}
@@ -125,10 +128,17 @@ def page_directives(
     return _combine(sources, scanned=scanned, truncated=truncated)
 
 
-def _is_html(fields: list[tuple[str, str]], start: bytes) -> bool:
+@lru_cache(maxsize=256)
+def _scope_token(user_agent: str) -> str:
+    """The lower-case product token that scoped directives are compared with ("" for
+    ``*``); a crawler sends a few User-Agents, each read once."""
+    return "" if user_agent.strip() == "*" else product_token(user_agent).lower()
+
+
+def _is_html(fields: list[tuple[str, str]], body: bytes | bytearray | memoryview) -> bool:
     types = [value for name, value in fields if name == "content-type"]
     if not types:
-        return looks_like_html(start)
+        return looks_like_html(bytes(body[:1024]))
     media = types[-1].split(";", 1)[0].strip().lower()
     return media in _HTML_TYPES
 

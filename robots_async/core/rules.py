@@ -361,13 +361,14 @@ class RulesBuilder:
         and the layout allows no import circle (tests/test_layering.py).
         """
         room, cut = MAX_RULES, False
+        default = self._signals
         for group in self._groups:
             if not group.freeze(room) and not cut:
                 cut = True  # one warning, at the first group that lost rules
                 self.warn(group.line, W.TOO_MANY_RULES, str(MAX_RULES))
             room -= len(group.lines)
-            if group.signals is None:
-                group.signals = self._signals
+            if default is not None and group.signals is None:
+                group.signals = default
         return CollectedRules(
             self._groups,
             self._policy,

@@ -372,7 +372,9 @@ def test_plain_dict_with_bytes() -> None:
     assert page_directives({b"x-robots-tag": b"noimageai"}).noimageai
 
 
-@pytest.mark.parametrize("headers", [42, "X-Robots-Tag: noindex", [("a", "b", "c")], [("a", 1)]])
+@pytest.mark.parametrize(
+    "headers", [42, "X-Robots-Tag: noindex", [("a", "b", "c")], [("X-Robots-Tag", 1)], [(1, "x")]]
+)
 def test_unreadable_headers_raise_a_typed_error(headers: object) -> None:
     with pytest.raises(PageInputTypeError, match="headers must be") as caught:
         page_directives(headers)
