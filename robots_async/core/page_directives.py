@@ -145,7 +145,7 @@ def _is_html(fields: list[tuple[str, str]], body: bytes | bytearray | memoryview
 
 def _header_sources(name: str, value: str, token: str) -> Iterator[DirectiveSource]:
     if name == "x-robots-tag":
-        for scope, directives, raw in _scoped_runs(value):
+        for scope, directives, raw in _line_runs(value):
             if not scope or scope.lower() == token:
                 yield DirectiveSource("header", "X-Robots-Tag", raw, directives, scope)
     elif name in _TDM_NAMES:
@@ -157,7 +157,7 @@ def _meta_source(name: str, key: str, content: str, token: str) -> DirectiveSour
         return DirectiveSource("meta", name, content, _tdm(key, content))
     if key == "robots" or (token and key == token):
         scope = "" if key == "robots" else name
-        return DirectiveSource("meta", name, content, _effects(_segments(content)), scope)
+        return DirectiveSource("meta", name, content, _content_effects(content), scope)
     return None
 
 
@@ -166,6 +166,19 @@ def _tdm(name: str, value: str) -> tuple[str, ...]:
     if name == "tdm-policy":
         return ("tdm-policy",) if text else ()
     return (f"tdm-reservation={text}",) if text in ("0", "1") else ()
+
+
+@lru_cache(maxsize=1024)
+def _line_runs(value: str) -> tuple[tuple[str, tuple[str, ...], str], ...]:
+    """:func:`_scoped_runs` of a line seen before: a site sends the same value on
+    every page, so each distinct line is read once (immutable results, shared)."""
+    return tuple(_scoped_runs(value))
+
+
+@lru_cache(maxsize=1024)
+def _content_effects(content: str) -> tuple[str, ...]:
+    """The flags a meta's content sets (memoised like :func:`_line_runs`)."""
+    return _effects(_segments(content))
 
 
 def _scoped_runs(value: str) -> Iterator[tuple[str, tuple[str, ...], str]]:
