@@ -44,6 +44,8 @@ _SCOPED: Final = re.compile(r"([A-Za-z0-9_.-]+)\s*:(.*)", re.DOTALL)
 _STARTS_DIRECTIVE: Final = re.compile(r"\s*[A-Za-z][A-Za-z0-9_.-]*\s*(?::|$)")
 _HTML_TYPES: Final = ("text/html", "application/xhtml+xml")
 _TDM_NAMES: Final = ("tdm-reservation", "tdm-policy")
+# Longer values are read each time: the memos must not hold megabytes of them.
+_MEMO_CHARS: Final = 1024
 _WANTED: Final = ("x-robots-tag", *_TDM_NAMES, "content-type")
 
 
@@ -145,7 +147,8 @@ def _is_html(fields: list[tuple[str, str]], body: bytes | bytearray | memoryview
 
 def _header_sources(name: str, value: str, token: str) -> Iterator[DirectiveSource]:
     if name == "x-robots-tag":
-        for scope, directives, raw in _line_runs(value):
+        runs = _line_runs(value) if len(value) <= _MEMO_CHARS else tuple(_scoped_runs(value))
+        for scope, directives, raw in runs:
             if not scope or scope.lower() == token:
                 yield DirectiveSource("header", "X-Robots-Tag", raw, directives, scope)
     elif name in _TDM_NAMES:
@@ -157,7 +160,9 @@ def _meta_source(name: str, key: str, content: str, token: str) -> DirectiveSour
         return DirectiveSource("meta", name, content, _tdm(key, content))
     if key == "robots" or (token and key == token):
         scope = "" if key == "robots" else name
-        return DirectiveSource("meta", name, content, _content_effects(content), scope)
+        short = len(content) <= _MEMO_CHARS
+        effects = _content_effects(content) if short else _effects(_segments(content))
+        return DirectiveSource("meta", name, content, effects, scope)
     return None
 
 
@@ -204,13 +209,21 @@ def _segments(value: str) -> list[str]:
     """Comma-separated directives, stripped; an ``unavailable_after`` date keeps its
     own commas (segments that do not start like a directive are its continuation)."""
     segments: list[str] = []
+    dated: list[str] | None = None  # the parts of an unavailable_after being read
     for part in value.split(","):
-        continues = segments and "unavailable_after" in segments[-1].lower()
-        if continues and _STARTS_DIRECTIVE.match(part) is None:
-            segments[-1] += "," + part
+        if dated is not None and _STARTS_DIRECTIVE.match(part) is None:
+            dated.append(part)
             continue
-        if part.strip():
-            segments.append(part.strip())
+        if dated is not None:
+            segments.append(",".join(dated).strip())
+            dated = None
+        text = part.strip()
+        if "unavailable_after" in text.lower():
+            dated = [text]
+        elif text:
+            segments.append(text)
+    if dated is not None:
+        segments.append(",".join(dated).strip())
     return segments
 
 
