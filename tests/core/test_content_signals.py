@@ -100,6 +100,23 @@ Disallow: /y
     assert not [w for w in robots.warnings if w.code == "rule-outside-group"]
 
 
+def test_a_crawler_with_own_lines_in_one_of_its_groups_ignores_the_default() -> None:
+    body = b"""\
+Content-Signal: ai-train=no, search=no
+
+User-agent: MyBot
+Disallow: /x
+
+User-agent: MyBot
+Content-Signal: ai-train=yes
+Disallow: /y
+"""
+    result = parse(body).content_signals(URL, "MyBot")
+    assert result is not None
+    assert dict(result.signals) == {"ai-train": True}
+    assert result.lines == (7,)
+
+
 def test_no_line_no_signals() -> None:
     assert parse(b"User-agent: *\nDisallow: /x\n").content_signals(URL, "Bot") is None
     assert parse(b"").content_signals(URL, "Bot") is None

@@ -111,6 +111,16 @@ def test_scoped_sources_name_their_scope_and_unknown_values_are_kept() -> None:
     )
 
 
+def test_an_unavailable_after_date_keeps_its_commas() -> None:
+    # Split at its comma, "15:00 25 Jun 2010" would read as a scope for crawler "15"
+    # and take the noarchive after it away from everyone else.
+    value = "unavailable_after: Friday, 15:00 25 Jun 2010, noarchive"
+    (source,) = page_directives({"X-Robots-Tag": value}).sources
+    assert source.value == value
+    assert source.directives == ("noarchive",)
+    assert source.scope == ""
+
+
 def test_none_is_recorded_as_what_it_set() -> None:
     (source,) = page_directives({"X-Robots-Tag": "none"}).sources
     assert source.directives == ("noindex", "nofollow")
