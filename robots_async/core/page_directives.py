@@ -106,8 +106,11 @@ def page_directives(
     most ``max_head_bytes`` bytes. ``user_agent`` is a User-Agent or product token;
     the default ``"*"`` takes only directives addressed to every crawler.
 
-    :raises PageInputTypeError: for headers or a body of a type it cannot read.
+    :raises PageInputTypeError: for headers, a body or a user_agent of a type it
+        cannot read.
     """
+    if not isinstance(user_agent, str):
+        raise PageInputTypeError("user_agent must be str", user_agent)
     if not isinstance(body, (bytes, bytearray, memoryview)):
         raise PageInputTypeError("body must be bytes, bytearray or memoryview", body)
     token = _scope_token(user_agent)

@@ -392,6 +392,11 @@ def test_unreadable_headers_raise_a_typed_error(headers: object) -> None:
     assert isinstance(caught.value, TypeError)
 
 
+def test_a_user_agent_that_is_not_text_raises_a_typed_error() -> None:
+    with pytest.raises(PageInputTypeError, match="user_agent must be str"):
+        page_directives({}, user_agent=b"MyBot")  # type: ignore[arg-type]
+
+
 def test_a_str_body_raises_a_typed_error() -> None:
     with pytest.raises(PageInputTypeError, match="body must be bytes"):
         page_directives({}, "<html>")  # type: ignore[arg-type]
