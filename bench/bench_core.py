@@ -2,7 +2,7 @@
 matcher (jwm.robotstxt) on a directory of real robots.txt files, in one run.
 
     python bench/bench_core.py CORPUS_DIR [--rounds 24] [--anchors protego,jwm,urllib]
-        [--agents one|many]
+        [--agents one|many] [--compiled-python VENV/bin/python]
 
 Sequential A-then-B timing on a shared machine swings a ratio by 2x between runs, so
 every ratio here is paired: each round takes a batch of files and times it A,B,B,A
@@ -16,6 +16,13 @@ process per backend with tracemalloc: bytes retained per file after parsing, and
 after its 20 queries. Then: scaling of compile (rules), the agent index (groups)
 and match (unrelated ``/*`` rules); the cached ``await checker.allowed()`` against a
 bare ``RobotsTxt.allowed()`` at 10,000 origins; agreement with jwm.
+
+Both builds: with ``--compiled-python`` (or ROBOTS_ASYNC_COMPILED_PYTHON), the
+interpreter of a venv where a compiled wheel is installed (``ROBOTS_ASYNC_COMPILE=1
+pip wheel .``), the timing and memory tables are measured again in that interpreter
+(a child process, the same batches and queries, paired against protego there), and
+its verdicts on every query are compared with this process's. Pure against compiled
+is the quotient of their medians against protego (two processes: not paired).
 """
 
 from __future__ import annotations
@@ -23,7 +30,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import hashlib
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -45,6 +54,11 @@ AGENT = "Googlebot"
 AGENTS = {"one": (AGENT,), "many": ("GPTBot", "ClaudeBot", "CCBot", AGENT, "Bingbot")}
 #: Issue 13's targets against protego (memory: at most this fraction).
 TARGETS = {"parse": 4.0, "match": 4.0, "one-shot": 3.0}
+#: Issue 32's targets for the compiled build, by --agents.
+COMPILED_TARGETS = {
+    "one": {"parse": 5.0, "match": 5.5, "one-shot": 3.5},
+    "many": {"parse": 5.0, "match": 5.5, "one-shot": 3.2},
+}
 MEMORY_TARGET = 0.5
 #: Runs per timed slot (A,B,B,A): the fastest counts.
 INNER = 3
@@ -271,13 +285,70 @@ def _summary(values: list[float]) -> str:
     return f"{median:5.2f}x ({q1:.2f}-{q3:.2f})"
 
 
-def print_paired(name: str, ratios: dict[str, tuple[list[float], list[float]]]) -> None:
+def print_paired(
+    name: str,
+    ratios: dict[str, tuple[list[float], list[float]]],
+    targets: dict[str, float] | None = None,
+    build: str = "",
+) -> None:
     """One table row per metric: median (IQR) of wall and CPU ratios."""
-    print(f"\nrobots_async vs {name}: median (IQR) of per-round ratios, > 1 = faster")
+    targets = targets if targets is not None else (TARGETS if name == "protego" else {})
+    print(f"\nrobots_async{build} vs {name}: median (IQR) of per-round ratios, > 1 = faster")
     print(f"{'metric':10} {'wall':>22} {'CPU':>22}  target")
     for metric, (wall, cpu) in ratios.items():
-        target = f">= {TARGETS[metric]:g}x" if name == "protego" else ""
+        target = f">= {targets[metric]:g}x" if metric in targets else ""
         print(f"{metric:10} {_summary(wall):>22} {_summary(cpu):>22}  {target}")
+
+
+# --- the compiled build, in its own interpreter -----------------------------------
+
+
+def _child_env() -> dict[str, str]:
+    """The compiled build's environment: no PYTHONPATH, so that its interpreter imports
+    the package installed in its venv, not this source tree."""
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def verdict_digest(corpus: list[tuple[str, bytes]], queries: dict[str, list[Query]]) -> str:
+    """A digest of every verdict on the corpus's queries (builds agree iff equal)."""
+    digest = hashlib.sha256()
+    for host, body in corpus:
+        robots = robots_async.parse(body)
+        digest.update(bytes(robots.allowed(url, agent) for url, agent in queries[host]))
+    return digest.hexdigest()
+
+
+def timing_child(batches: list[Batch], rounds: int, digest: str) -> None:
+    """Print JSON: this build's paired ratios against protego and its verdict digest."""
+    if not robots_async.COMPILED:
+        raise SystemExit(f"{sys.executable}: robots_async here is not the compiled build")
+    ratios = paired_ratios(_ours(), _protego(), batches, rounds)
+    print(json.dumps({"ratios": ratios, "verdicts": digest}))
+
+
+def compiled_timing(
+    python: str, opts: argparse.Namespace
+) -> tuple[dict[str, tuple[list[float], list[float]]], str]:
+    """Run :func:`timing_child` in ``python`` (a venv with the compiled wheel)."""
+    args = [python, __file__, str(opts.corpus), "--timing-child", "--rounds", str(opts.rounds)]
+    args += ["--batch", str(opts.batch), "--queries", str(opts.queries)]
+    args += ["--seed", str(opts.seed), "--agents", opts.agents]
+    out = subprocess.run(args, check=True, capture_output=True, text=True, env=_child_env())
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    return result["ratios"], result["verdicts"]
+
+
+def print_builds(
+    pure: dict[str, tuple[list[float], list[float]]],
+    compiled: dict[str, tuple[list[float], list[float]]],
+) -> None:
+    """The compiled build's speed as a multiple of the pure one's (CPU, medians)."""
+    print("compiled / pure speed (quotient of the CPU medians against protego)")
+    for metric, (_, cpu) in compiled.items():
+        quotient = statistics.median(cpu) / statistics.median(pure[metric][1])
+        print(f"  {metric:10} {quotient:.2f}x")
 
 
 # --- memory, in a fresh process per backend --------------------------------------
@@ -308,32 +379,52 @@ def memory_child(
 
 
 def memory(
-    corpus_dir: Path, backend: str, count: int, seed: int, agents: str = "one"
+    corpus_dir: Path,
+    backend: str,
+    count: int,
+    seed: int,
+    agents: str = "one",
+    *,
+    python: str = sys.executable,
 ) -> dict[str, float]:
     """Run :func:`memory_child` in a new interpreter (no earlier allocations around)."""
-    args = [sys.executable, __file__, str(corpus_dir), "--memory-of", backend]
+    args = [python, __file__, str(corpus_dir), "--memory-of", backend]
     args += ["--queries", str(count), "--seed", str(seed), "--agents", agents]
-    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    env = _child_env() if python != sys.executable else None
+    out = subprocess.run(args, check=True, capture_output=True, text=True, env=env).stdout
     result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
     return result
 
 
 def print_memory(
-    corpus_dir: Path, names: list[str], count: int, seed: int, agents: str = "one"
+    corpus_dir: Path,
+    names: list[str],
+    count: int,
+    seed: int,
+    agents: str = "one",
+    *,
+    compiled: str | None = None,
 ) -> None:
     """Retained bytes per file for each backend, and ours as a fraction of theirs."""
     figures = {name: memory(corpus_dir, name, count, seed, agents) for name in names}
+    if compiled:
+        figures["compiled"] = memory(
+            corpus_dir, "robots_async", count, seed, agents, python=compiled
+        )
     ours = figures["robots_async"]
     print(f"\nretained bytes per file (tracemalloc, fresh process per backend; {count} queries)")
     print(f"{'backend':14} {'after parse':>12} {'after queries':>14}")
     for name, fig in figures.items():
         line = f"{name:14} {fig['parse']:12,.0f} {fig['queries']:14,.0f}"
-        if name != "robots_async":
+        if name not in ("robots_async", "compiled"):
             line += f"   ours/theirs: {ours['parse'] / fig['parse']:.2f}x, "
             line += f"{ours['queries'] / fig['queries']:.2f}x"
             if name == "protego":
                 line += f" (target after queries <= {MEMORY_TARGET}x)"
         print(line)
+    if "compiled" in figures and "protego" in figures:
+        kept = figures["compiled"]["queries"] / figures["protego"]["queries"]
+        print(f"compiled/protego after queries: {kept:.2f}x")
 
 
 # --- scaling --------------------------------------------------------------------
@@ -554,9 +645,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--agents", choices=tuple(AGENTS), default="one", help="crawler names per file: 1 or 5"
     )
     args.add_argument(
-        "--skip", default="", help="comma-separated: timing,memory,scaling,checker,agreement"
+        "--skip",
+        default="",
+        help="comma-separated: timing,by-size,memory,scaling,checker,agreement",
+    )
+    args.add_argument(
+        "--compiled-python",
+        default=os.environ.get("ROBOTS_ASYNC_COMPILED_PYTHON", ""),
+        help="the interpreter of a venv with the compiled build: measure it too",
     )
     args.add_argument("--memory-of", help=argparse.SUPPRESS)
+    args.add_argument("--timing-child", action="store_true", help=argparse.SUPPRESS)
     opts = args.parse_args(argv)
     corpus = load_corpus(opts.corpus)
     if opts.memory_of:
@@ -572,16 +671,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"by {len(AGENTS[opts.agents])} crawler name(s); "
         f"{opts.rounds} rounds of {opts.batch} files; Python {sys.version.split()[0]}"
     )
+    files = corpus[:]
+    random.Random(opts.seed).shuffle(files)
+    batches = _batches(files, queries, opts.batch)
+    if opts.timing_child:
+        timing_child(batches, opts.rounds, verdict_digest(corpus, queries))
+        return 0
+    build = " (pure)" if opts.compiled_python else ""
     if "timing" not in skip:
-        files = corpus[:]
-        random.Random(opts.seed).shuffle(files)
-        batches = _batches(files, queries, opts.batch)
         for name in names:
-            print_paired(name, paired_ratios(_ours(), BACKENDS[name](), batches, opts.rounds))
-        if "protego" in names:
+            ratios = paired_ratios(_ours(), BACKENDS[name](), batches, opts.rounds)
+            print_paired(name, ratios, build=build)
+            if name == "protego" and opts.compiled_python:
+                compiled, digest = compiled_timing(opts.compiled_python, opts)
+                print_paired(name, compiled, COMPILED_TARGETS[opts.agents], build=" (compiled)")
+                print_builds(ratios, compiled)
+                same = digest == verdict_digest(corpus, queries)
+                print(
+                    f"verdicts, pure and compiled, on every query: {'same' if same else 'DIFFER'}"
+                )
+        if "protego" in names and "by-size" not in skip:
             print_by_size(corpus, queries, opts)
     if "memory" not in skip:
-        print_memory(opts.corpus, ["robots_async", *names], opts.queries, opts.seed, opts.agents)
+        print_memory(
+            opts.corpus,
+            ["robots_async", *names],
+            opts.queries,
+            opts.seed,
+            opts.agents,
+            compiled=opts.compiled_python or None,
+        )
     if "scaling" not in skip:
         print_scaling()
     if "checker" not in skip:

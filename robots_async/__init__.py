@@ -7,6 +7,7 @@ The core (parse, match, explain) is pure Python and imports no network code;
 from __future__ import annotations
 
 import logging
+from importlib.machinery import EXTENSION_SUFFIXES
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ from .cache.store import Lease, MemoryStore, RobotsStore, StoredRobots, StoreSch
 from .checker.checker import CheckerStats, Decision, RobotsChecker
 from .checker.refusal import DisallowedError, LocalLimitError, UsageRefusedError
 from .checker.sitemaps import SitemapStats, SitemapWalk
+from .core import robots as _robots_module
 from .core.agent import is_valid_token, product_token, require_token
 from .core.content_signals import ContentSignals
 from .core.errors import (
@@ -51,8 +53,13 @@ try:
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0"
 
+#: True when the sans-I/O core runs compiled with mypyc (a wheel built with
+#: ROBOTS_ASYNC_COMPILE=1), False for pure Python. Verdicts are the same either way.
+COMPILED = (_robots_module.__file__ or "").endswith(tuple(EXTENSION_SUFFIXES))
+
 __all__ = [
     "AiohttpFetcher",
+    "COMPILED",
     "CacheEntry",
     "CacheStats",
     "CheckerStats",

@@ -10,9 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, final
 
 import robots_async as ra
+from robots_async.core.prefixes import UNKNOWN
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
+
+    from robots_async.core.prefixes import LiteralPrefixes
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "corpus"
@@ -126,3 +129,9 @@ class OwnGrowth:
         after = tracemalloc.take_snapshot().filter_traces(self._ours)
         total = sum(stat.size_diff for stat in after.compare_to(self._before, "filename"))
         return total, after.compare_to(self._before, "lineno")[:5]
+
+
+def all_linked(index: LiteralPrefixes) -> bool:
+    """True once every literal of ``index`` has its parent (``link_all`` ran): read
+    from its state, not by patching the method, which a compiled build cannot."""
+    return bool(index.parents) and UNKNOWN not in index.parents

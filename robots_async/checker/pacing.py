@@ -2,7 +2,7 @@
 shared store (or in this process), and the pauses that page responses ask for.
 
 Each wait is one store call (Redis: one script; SQLite: one transaction), two when it
-slept (a pause another worker saw meanwhile is slept through). A store that fails is
+slept 0.25 s or more (a pause another worker saw meanwhile is slept through). A store that fails is
 left alone for a while and this process paces by itself meanwhile, from the visits
 it has reserved, so pacing never stops and a crawl never fails for it.
 """
@@ -13,11 +13,11 @@ import asyncio
 import logging
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ..cache.pace_table import PaceTable, Reservation
 from ..core.errors import StoreError
-from ..core.pacing import PaceRule
+from ..core.pacing import PaceBy, PaceRule
 from ..fetch.deadline import within
 from ..fetch.http import retry_after as retry_after_of
 
@@ -31,15 +31,19 @@ __all__ = ["BUSY_STATUSES", "PaceBy", "PaceSettings", "Pacer", "pace_unit"]
 
 logger = logging.getLogger("robots_async")
 
-PaceBy = Literal["origin", "host"]
 #: Page statuses that ask a crawler to slow down (RFC 6585 §4, RFC 9110 §15.6.4).
 BUSY_STATUSES = frozenset({429, 503})
 #: First back-off after a 429/503 without Retry-After, doubled each time (seconds).
 FIRST_BACKOFF = 2.0
-#: Seconds one store call may take before this process paces by itself.
-STORE_TIMEOUT = 1.0
+#: Seconds one store call may take before this process paces by itself: a backstop
+#: (each store bounds its calls, 2 s by default). A busy process's own event loop lag
+#: must not pass for an unreachable store: pacing alone multiplies a site's load.
+STORE_TIMEOUT = 5.0
 #: After a store failure, seconds before the store is tried again (doubling to a minute).
 RETRY_STORE_FIRST, RETRY_STORE_MAX = 1.0, 60.0
+#: A wait that slept this long or longer asks the store again whether a pause began
+#: meanwhile (one more round trip); a shorter one goes, as a request in flight would.
+RECHECK_AFTER = 0.25
 #: Waits re-checked for a pause begun while they slept, at most (a bound, not a rate).
 _MAX_ROUNDS = 4
 
@@ -116,6 +120,8 @@ class Pacer:
                 break
             await self._sleep(reservation.wait)
             slept += reservation.wait
+            if reservation.wait < RECHECK_AFTER:
+                break  # as good as a request already on its way when a pause began
             # Another worker may have been told to pause while we slept: that pause
             # holds for us too (our slot is given up; the next one follows the pause).
             left = await self._pause_left(unit, rule)

@@ -9,6 +9,11 @@ robots.txt is known:
   robots.txt is in, then are answered from the cache;
 - robots.txt fetches are bounded by the checker (``--concurrency``), not by URLs.
 
+No pacing (Crawl-delay, 429 back-off): a bulk check requests no page, only each
+origin's robots.txt once, so there is nothing to space out; a crawler that then
+fetches the pages paces them with ``RobotsChecker.wait``/``observe`` (or
+``ROBOTSASYNC_PACE``).
+
 A window bounds memory: at most ``window`` URLs are read but not yet printed. By
 default results print as they complete, so a slow origin delays only its own URLs.
 ``ordered=True`` prints in input order through a reorder buffer: a slow origin holds

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, get_args
 
+from ..core.pacing import PaceBy
 from ..core.parser import DEFAULT_MAX_BYTES
 from ..core.policy import PolicyName
 from ..core.usage import CATEGORIES, UsageCategory
@@ -229,6 +230,40 @@ SETTINGS: tuple[Setting, ...] = (
         _number(0.0),
     ),
     Setting(
+        "ROBOTSASYNC_PACE",
+        "bool",
+        False,
+        "Politeness shared by every process of the store (ROBOTSASYNC_REDIS_URL or "
+        "the SQLite store): each request waits for its origin's turn (Crawl-delay, "
+        "Request-rate, at least DOWNLOAD_DELAY, capped by ROBOTSASYNC_MAX_CRAWL_DELAY), "
+        "and 429/503 responses pause the origin (Retry-After) or back it off.",
+        _bool,
+    ),
+    Setting(
+        "ROBOTSASYNC_PACE_BY",
+        _literal(get_args(PaceBy)),
+        "origin",
+        "What ROBOTSASYNC_PACE paces: the origin (scheme, host, port) or the host "
+        "(as Scrapy's download slots).",
+        _choice(get_args(PaceBy)),
+    ),
+    Setting(
+        "ROBOTSASYNC_MAX_RETRY_AFTER",
+        "float",
+        3600.0,
+        "Longest pause, in seconds, that a 429/503 response's Retry-After imposes "
+        "with ROBOTSASYNC_PACE.",
+        _number(0.0),
+    ),
+    Setting(
+        "ROBOTSASYNC_MAX_BACKOFF",
+        "float",
+        300.0,
+        "Longest back-off, in seconds, after 429/503 responses without Retry-After "
+        "(2 s, doubled each time) with ROBOTSASYNC_PACE.",
+        _number(0.001),
+    ),
+    Setting(
         "ROBOTSASYNC_PRIVATE_REDIRECTS",
         _literal(get_args(PrivateRedirects)),
         "block",
@@ -284,6 +319,10 @@ class ScrapyConfig:
     max_memory: int
     crawl_delay: bool
     max_crawl_delay: float
+    pace: bool
+    pace_by: PaceBy
+    max_retry_after: float
+    max_backoff: float
     private_redirects: PrivateRedirects
     refuse_usage: tuple[UsageCategory, ...]
     redis_url: str | None

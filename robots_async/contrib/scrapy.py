@@ -45,6 +45,7 @@ from ..fetch.addresses import is_public
 from ._scrapy_config import _require_asyncio, _store_from, fetch_policy_from
 from ._scrapy_errors import classify_scrapy_error
 from ._scrapy_fetcher import _META_FLAG, ROBOTS_PRIORITY, ScrapyFetcher
+from ._scrapy_pace import ScrapyPacing
 from ._scrapy_settings import (
     SETTINGS,
     ConfigurationError,
@@ -195,6 +196,9 @@ class RobotsTxtMiddleware:
             store=self._store,
             match_policy=config.policy,
         )
+        self._pacing = (
+            ScrapyPacing(crawler, config, self._store, self.waiting) if config.pace else None
+        )
         self._announced: dict[Origin, CacheEntry] = {}
         crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
@@ -239,7 +243,11 @@ class RobotsTxtMiddleware:
         verdict = entry.robots.explain(request.url, robots_token=token)
         if not verdict.allowed:
             self._forbid(request, entry, verdict.line, str(verdict.rule or verdict.reason))
-        if self.config.crawl_delay:
+        if self._pacing is not None:
+            # The shared turn is the Crawl-delay: raising the slot's delay as well would
+            # send a request up to a Crawl-delay after its turn, onto the next one's.
+            await self._pacing.wait(request, origin, entry, self._user_agent(request))
+        elif self.config.crawl_delay:
             self._pace(request, entry.robots, token)
         usage = entry.robots.usage(request.url, robots_token=token)
         if usage is not None:
@@ -360,6 +368,8 @@ class RobotsTxtMiddleware:
             for name, value in dataclasses.asdict(self.cache.stats).items():
                 stats.set_value(f"robotsasync/cache/{name}", value)
         try:
+            if self._pacing is not None:
+                await self._pacing.close()
             await self.cache.aclose()
         finally:
             if self._store is not None:

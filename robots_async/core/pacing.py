@@ -11,9 +11,21 @@ repeats them in Lua; sans-I/O, no clock of its own.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal
 
-__all__ = ["JITTER", "PaceRule", "PaceState", "keep_for", "next_visit", "observed", "pause_end"]
+__all__ = [
+    "JITTER",
+    "PaceBy",
+    "PaceRule",
+    "PaceState",
+    "keep_for",
+    "next_visit",
+    "observed",
+    "pause_end",
+]
 
+#: What is paced: an origin (scheme, host, port) or a host (as Scrapy's download slots).
+PaceBy = Literal["origin", "host"]
 #: Back-off is stretched by up to this fraction (times the reader's random draw in
 #: [0, 1)), so that the workers backing off from one site do not return together.
 JITTER = 0.25

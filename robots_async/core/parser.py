@@ -490,7 +490,7 @@ def _encode(text: str) -> bytes:
 
 
 def parse(
-    body: bytes | str,
+    body: bytes | bytearray | memoryview | str,
     *,
     policy: PolicyName | MatchPolicy = "google",
     max_bytes: int | None = DEFAULT_MAX_BYTES,

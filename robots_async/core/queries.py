@@ -39,19 +39,19 @@ class RobotsQueries(AgentSelection):
     _public_groups: tuple[Group, ...] | None
     _usage: dict[tuple[int, ...], _UsageRules] | None
 
-    if TYPE_CHECKING:
+    # Defined by RobotsTxt. Real methods rather than TYPE_CHECKING stubs: mypyc
+    # compiles no conditional statement in a class body.
+    def allowed(
+        self, url: object, user_agent: str | None = None, *, robots_token: str | None = None
+    ) -> bool:
+        """Return True if the agent may fetch ``url`` (see RobotsTxt.allowed)."""
+        raise NotImplementedError
 
-        def allowed(
-            self,
-            url: object,
-            user_agent: str | None = None,
-            *,
-            robots_token: str | None = None,
-        ) -> bool: ...
+    def _target(self, url: object) -> str:
+        raise NotImplementedError
 
-        def _target(self, url: object) -> str: ...
-
-        def _bucket(self, token: str) -> Bucket | None: ...
+    def _bucket(self, token: str) -> Bucket | None:
+        raise NotImplementedError
 
     @property
     def warnings(self) -> tuple[ParseWarning, ...]:

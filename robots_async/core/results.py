@@ -4,11 +4,13 @@ the frozen result types (rules, groups, verdicts, rates, windows, warnings)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+# At run time, not under TYPE_CHECKING: a mypyc-compiled dataclass resolves its
+# fields' annotations when the module is imported.
+from datetime import time  # noqa: TC003
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 if TYPE_CHECKING:
-    from datetime import time
-
     from .usage import UsageRule
 
 __all__ = [
@@ -29,21 +31,21 @@ __all__ = [
 class W:
     """Warning codes (``ParseWarning.code``)."""
 
-    UNKNOWN_KEY = "unknown-key"
-    TYPO = "typo"
-    MISSING_COLON = "missing-colon"
-    NO_SEPARATOR = "no-separator"
-    RULE_OUTSIDE_GROUP = "rule-outside-group"
-    LINE_TOO_LONG = "line-too-long"
-    TRUNCATED = "truncated"
-    TRUNCATED_LINE = "truncated-line"
-    INVALID_VALUE = "invalid-value"
-    RELATIVE_SITEMAP = "relative-sitemap"
-    TOO_MANY_WARNINGS = "too-many-warnings"
-    TOO_MANY_RULES = "too-many-rules"
-    CONTENT_USAGE = "content-usage"
-    USAGE_PATH = "usage-path"
-    CONTENT_SIGNAL = "content-signal"
+    UNKNOWN_KEY: Final = "unknown-key"
+    TYPO: Final = "typo"
+    MISSING_COLON: Final = "missing-colon"
+    NO_SEPARATOR: Final = "no-separator"
+    RULE_OUTSIDE_GROUP: Final = "rule-outside-group"
+    LINE_TOO_LONG: Final = "line-too-long"
+    TRUNCATED: Final = "truncated"
+    TRUNCATED_LINE: Final = "truncated-line"
+    INVALID_VALUE: Final = "invalid-value"
+    RELATIVE_SITEMAP: Final = "relative-sitemap"
+    TOO_MANY_WARNINGS: Final = "too-many-warnings"
+    TOO_MANY_RULES: Final = "too-many-rules"
+    CONTENT_USAGE: Final = "content-usage"
+    USAGE_PATH: Final = "usage-path"
+    CONTENT_SIGNAL: Final = "content-signal"
 
 
 #: A warning as the parser records it: (line, code, detail).

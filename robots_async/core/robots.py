@@ -16,7 +16,15 @@ from .policy import GOOGLE, rfc_target
 from .prefixes import UNKNOWN
 from .queries import ROBOTS_PATH, RobotsQueries
 from .scores import ALLOW_BIT, NON_EMPTY
-from .selection import _MAX_CACHED_TOKENS, _NOBODY, _TOKENS, _UNSEEN, _AgentIndex, _token_of
+from .selection import (
+    _MAX_CACHED_TOKENS,
+    _NOBODY,
+    _NOBODY_TOKEN,
+    _TOKENS,
+    _UNSEEN,
+    _AgentIndex,
+    _token_of,
+)
 from .url import encode_non_ascii, request_target
 
 if TYPE_CHECKING:
@@ -165,9 +173,10 @@ class RobotsTxt(RobotsQueries):
             # Other names asked before: their cached rules read here, not through
             # _bucket() (a call, a lower() and dict writes: 5 names cost 1.2x one).
             buckets = self._buckets
-            bucket = _UNSEEN if buckets is None else buckets.get(token, _UNSEEN)
-            if bucket is _UNSEEN:
-                bucket = self._bucket(token)
+            # Read into an untyped name: a compiled build checks what is stored in
+            # ``bucket`` (a Bucket or None) and would refuse the sentinel.
+            found = _UNSEEN if buckets is None else buckets.get(token, _UNSEEN)
+            bucket = self._bucket(token) if found is _UNSEEN else found
         if bucket is None or not self._google_like:
             return self._allowed_by_policy(url, bucket)
         # request_target() inlined for the usual absolute http(s) URL with a path (a
@@ -256,7 +265,7 @@ class RobotsTxt(RobotsQueries):
             return first[1]
         # Tokens match case-insensitively: "Googlebot" and "googlebot" share a bucket.
         canonical = token.lower()
-        if first is _NOBODY:
+        if first[0] is _NOBODY_TOKEN:
             indices = self._select(canonical)
             compiled = self._compile(indices) if indices else None
             self._first = (token, compiled)
@@ -267,15 +276,16 @@ class RobotsTxt(RobotsQueries):
             buckets = self._buckets = {token0: bucket0, token0.lower(): bucket0}
             if bucket0 is not None:
                 buckets[bucket0.indices] = bucket0
-        bucket: Bucket | None = buckets.get(token, _UNSEEN)
-        if bucket is not _UNSEEN:
-            return bucket  # (cached as asked: nothing to write)
-        bucket = buckets.get(canonical, _UNSEEN)
-        if bucket is _UNSEEN:
+        found = buckets.get(token, _UNSEEN)  # (untyped: see allowed())
+        if found is not _UNSEEN:
+            return found  # type: ignore[no-any-return]  # (cached as asked: nothing to write)
+        found = buckets.get(canonical, _UNSEEN)
+        if found is _UNSEEN:
             indices = self._select(canonical)
-            bucket = buckets.get(indices, _UNSEEN)
-            if bucket is _UNSEEN:
-                bucket = self._compile(indices) if indices else None
+            found = buckets.get(indices, _UNSEEN)
+            if found is _UNSEEN:
+                found = self._compile(indices) if indices else None
+        bucket: Bucket | None = found
         # Tokens come from the caller: bound the cache (a file has few groups anyway).
         if len(buckets) >= _MAX_CACHED_TOKENS:
             buckets.clear()

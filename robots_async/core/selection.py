@@ -7,7 +7,7 @@ needs): its attributes are RobotsTxt's slots.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from .agent import crawler_name, product_token
 from .rules import agent_token
@@ -26,8 +26,11 @@ _UNSEEN: Any = object()
 #: agent lines, never building the agent index (~7.5 us and ~1.7 KB kept a file,
 #: paid by every file asked by a second crawler name; issue 32).
 _SCAN_GROUPS = 16
-#: RobotsTxt._first before any question: a token no str equals.
-_NOBODY: tuple[object, None] = (object(), None)
+#: RobotsTxt._first before any question: a token no str equals. Tested by its token
+#: (``first[0] is _NOBODY_TOKEN``), never by the tuple's identity: a compiled build stores a
+#: fixed-size tuple unboxed and makes a new one on each read.
+_NOBODY_TOKEN: Final = object()
+_NOBODY: tuple[object, None] = (_NOBODY_TOKEN, None)
 
 #: User-Agent -> product token, as _token_of() derived it (a dict read is 14 ns, an
 #: lru_cache hit 34: allowed() reads this first).
@@ -94,7 +97,7 @@ class AgentSelection:
         if (
             index
             and len(self._groups) > _SCAN_GROUPS
-            and (self._index is not None or self._first is not _NOBODY)
+            and (self._index is not None or self._first[0] is not _NOBODY_TOKEN)
         ):
             return self._from_index(canonical)
         exact_agents = self._policy.exact_agents

@@ -223,4 +223,4 @@ def test_parse_accepts_bytes_like() -> None:
     """parse() takes bytearray and memoryview bodies too."""
     body = b"User-agent: *\nDisallow: /x\n"
     for value in (bytearray(body), memoryview(body)):
-        assert not ra.parse(value).allowed("/x", robots_token="bot")  # type: ignore[arg-type]
+        assert not ra.parse(value).allowed("/x", robots_token="bot")

@@ -13,6 +13,7 @@ import robots_async as ra
 from robots_async.core import prefixes as _prefixes
 from robots_async.core.prefixes import LiteralPrefixes
 from tests.core.test_fast_paths import _brute_parent, _longest_literal
+from tests.helpers import all_linked
 
 
 def _brute_parents(literals: list[str]) -> list[int]:
@@ -117,9 +118,7 @@ def test_longest_literal_equals_brute_force(name: str) -> None:
 
 
 @pytest.mark.parametrize("offset", [-1, 0, 1])
-def test_a_search_of_max_steps_links_all_only_past_the_bound(
-    linked_indexes: list[LiteralPrefixes], offset: int
-) -> None:
+def test_a_search_of_max_steps_links_all_only_past_the_bound(offset: int) -> None:
     """A parent search needing exactly _MAX_STEPS - 1, _MAX_STEPS or _MAX_STEPS + 1
     steps: the right parent (``/``) each time; all literals are linked only past it."""
     steps = _prefixes._MAX_STEPS + offset
@@ -127,7 +126,7 @@ def test_a_search_of_max_steps_links_all_only_past_the_bound(
     index = LiteralPrefixes(literals)
     deepest = literals.index("/" + "a" * (steps + 1))
     assert index.parent(deepest) == literals.index("/")
-    assert (len(linked_indexes) == 1) == (offset > 0)
+    assert all_linked(index) == (offset > 0)
 
 
 def _verdict_rules(literals: list[str], seed: int) -> list[tuple[bool, str]]:

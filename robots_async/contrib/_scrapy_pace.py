@@ -1,0 +1,136 @@
+"""ROBOTSASYNC_PACE: Scrapy requests take their origin's turn in the shared store.
+
+Each request waits in ``process_request`` for the next visit the store grants its
+origin (or host), left out of ``CONCURRENT_REQUESTS`` while it waits as requests
+waiting for robots.txt are (``_scrapy_waiting``). Page responses are observed as the
+downloader receives them (``response_downloaded``, before any middleware's
+``process_response``), so a 429 that RetryMiddleware turns into a retry still pauses
+the origin, for this process and every other one, before the retry takes its turn.
+The shared turn replaces the Crawl-delay raise of the download slot (which would send a
+request up to a Crawl-delay after its turn, onto another process's next turn: measured,
+two crawls' requests 0.01 s apart). DOWNLOAD_DELAY is the fleet-wide floor of the
+interval, and Scrapy's slot still applies it (and AutoThrottle's delay) within this
+process: a request can then go later than its turn, never sooner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+
+from ..checker.pacing import BUSY_STATUSES, Pacer, PaceSettings, pace_unit
+from ..core.agent import product_token
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from ..cache.entry import CacheEntry
+    from ..cache.store import RobotsStore
+    from ..core.url import Origin
+    from ._scrapy_settings import ScrapyConfig
+    from ._scrapy_waiting import WaitingRequests
+
+__all__ = ["ScrapyPacing"]
+
+logger = logging.getLogger("robots_async.contrib.scrapy")
+
+
+class ScrapyPacing:
+    """The fleet-wide turn of each request, and the 429/503 it observes."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        config: ScrapyConfig,
+        store: RobotsStore | None,
+        waiting: WaitingRequests,
+    ) -> None:
+        settings = PaceSettings(
+            min_delay=min(
+                max(0.0, crawler.settings.getfloat("DOWNLOAD_DELAY")), config.max_crawl_delay
+            ),
+            max_delay=config.max_crawl_delay,
+            pace_by=config.pace_by,
+            max_retry_after=config.max_retry_after,
+            max_backoff=config.max_backoff,
+        )
+        self._pacer = Pacer(store, settings, clock=time.time, sleep=asyncio.sleep)
+        self._crawler = crawler
+        self._waiting = waiting
+        #: Observations still being recorded, by unit: a request's wait starts after.
+        self._recording: dict[str, asyncio.Task[None]] = {}
+        if store is None:
+            logger.warning(
+                "ROBOTSASYNC_PACE without ROBOTSASYNC_REDIS_URL or a SQLite store "
+                "(ROBOTSASYNC_STORE / JOBDIR) paces this process only"
+            )
+        crawler.signals.connect(self._downloaded, signal=signals.response_downloaded)
+
+    async def wait(self, request: Request, origin: Origin, entry: CacheEntry, agent: str) -> None:
+        """Wait for ``request``'s turn, out of Scrapy's concurrency."""
+        unit = pace_unit(origin, self._pacer.settings.pace_by)
+        delay = _delay(entry, product_token(agent))
+        request.meta["_robotsasync_pace"] = (unit, delay)
+        with self._waiting.waiting(request):
+            recording = self._recording.get(unit)
+            if recording is not None:
+                await asyncio.shield(recording)
+            slept = await self._pacer.wait(unit, delay)
+        self._inc("robotsasync/pace/waits")
+        if slept > 0:
+            self._inc("robotsasync/pace/delayed")
+
+    def _downloaded(self, response: Response, request: Request, spider: Any = None) -> None:
+        """Record a page response of a paced request (429/503, or a success ending a
+        back-off) without holding the downloader: a task, waited for by the next
+        request of that unit."""
+        paced = request.meta.get("_robotsasync_pace")
+        if paced is None:
+            return
+        unit, delay = paced
+        if response.status in BUSY_STATUSES:
+            self._inc(f"robotsasync/pace/busy/{response.status}")
+        task = asyncio.ensure_future(
+            self._pacer.observe(unit, delay, response.status, response.headers)
+        )
+        self._recording[unit] = task
+        task.add_done_callback(lambda done: self._recorded(unit, done))
+
+    def _recorded(self, unit: str, task: asyncio.Task[None]) -> None:
+        if self._recording.get(unit) is task:
+            del self._recording[unit]
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("pacing observation failed", exc_info=task.exception())
+
+    async def close(self) -> None:
+        """Let observations under way finish; record the pacing stats."""
+        if self._recording:
+            await asyncio.gather(*self._recording.values(), return_exceptions=True)
+        pacer = self._pacer
+        self._set("robotsasync/pace/waited_seconds", round(pacer.waited, 3))
+        self._set("robotsasync/pace/pauses", pacer.pauses)
+        self._set("robotsasync/pace/backoffs", pacer.backoffs)
+        self._set("robotsasync/pace/store_errors", pacer.store_errors)
+        self._set("robotsasync/pace/shared", pacer.shared)
+
+    def _inc(self, key: str) -> None:
+        stats = self._crawler.stats
+        if stats is not None:
+            stats.inc_value(key)
+
+    def _set(self, key: str, value: object) -> None:
+        stats = self._crawler.stats
+        if stats is not None:
+            stats.set_value(key, value)
+
+
+def _delay(entry: CacheEntry, token: str) -> float:
+    delay = entry.robots.crawl_delay(robots_token=token) or 0.0
+    rate = entry.robots.request_rate(robots_token=token)
+    return max(delay, rate.delay) if rate is not None else delay
