@@ -194,7 +194,8 @@ def _scoped_runs(value: str) -> Iterator[tuple[str, tuple[str, ...], str]]:
 
     A ``token:`` prefix switches the scope for the rest of the line (Google reads
     ``googlebot: noindex, otherbot: nofollow`` as two scoped lists)."""
-    scope, run = "", list[str]()
+    scope = ""
+    run: list[str] = []
     for segment in _segments(value):
         found = _SCOPED.fullmatch(segment)
         if found is not None and found.group(1).lower() not in _VALUED:
