@@ -38,7 +38,7 @@ _VALUED: Final = frozenset(
     ("max-snippet", "max-image-preview", "max-video-preview", "unavailable_after")
 )
 # "token: rest": a crawler scope, unless the token is a valued directive.
-_SCOPED: Final = re.compile(r"([A-Za-z0-9_.-]+)\s*:(.*)", re.DOTALL)
+_SCOPED: Final = re.compile(r"([A-Za-z0-9_.-]+|\*)\s*:(.*)", re.DOTALL)
 # A segment that starts a new directive; anything else after ``unavailable_after``
 # continues its date ("unavailable_after: Wed, 25 Jun 2010 15:00:00 PST").
 _STARTS_DIRECTIVE: Final = re.compile(r"\s*[A-Za-z][A-Za-z0-9_.-]*\s*(?::|$)")
@@ -152,7 +152,8 @@ def _header_sources(name: str, value: str, token: str) -> Iterator[DirectiveSour
     if name == "x-robots-tag":
         runs = _line_runs(value) if len(value) <= _MEMO_CHARS else tuple(_scoped_runs(value))
         for scope, directives, raw in runs:
-            if not scope or scope.lower() == token:
+            # Not Google's syntax, but "*: noindex" can only mean every crawler.
+            if not scope or scope == "*" or scope.lower() == token:
                 yield DirectiveSource("header", "X-Robots-Tag", raw, directives, scope)
     elif name in _TDM_NAMES:
         yield DirectiveSource("header", name, value, _tdm(name, value))

@@ -53,6 +53,8 @@ HEADER_CASES = [
     ("scoped token any case", ["MYBOT: noai"], "mybot", {"noai"}),
     ("scoped to another", ["otherbot: noindex"], "MyBot/1.0", set()),
     ("scoped, asked as *", ["mybot: noindex"], "*", set()),
+    ("star scope is everyone", ["*: noindex"], "MyBot", {"noindex"}),
+    ("star scope, asked as *", ["*: nofollow"], "*", {"nofollow"}),
     ("scoped prefix is not us", ["mybot-news: noindex"], "MyBot", set()),
     (
         "compatible UA",
