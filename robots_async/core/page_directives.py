@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Final, Literal
 
 from .agent import product_token
-from .errors import PageInputTypeError
+from .errors import ConfigurationError, ConfigurationTypeError, PageInputTypeError
 from .head_scan import DEFAULT_HEAD_BYTES, looks_like_html, scan_head
 from .header_pairs import selected_headers
 
@@ -108,17 +108,22 @@ def page_directives(
 
     :raises PageInputTypeError: for headers, a body or a user_agent of a type it
         cannot read.
+    :raises ConfigurationError: for a ``max_head_bytes`` that is not a positive int.
     """
     if not isinstance(user_agent, str):
         raise PageInputTypeError("user_agent must be str", user_agent)
     if not isinstance(body, (bytes, bytearray, memoryview)):
         raise PageInputTypeError("body must be bytes, bytearray or memoryview", body)
+    if isinstance(max_head_bytes, bool) or not isinstance(max_head_bytes, int):
+        raise ConfigurationTypeError("max_head_bytes", max_head_bytes, "an int of bytes")
+    if max_head_bytes < 1:
+        raise ConfigurationError("max_head_bytes", max_head_bytes, "at least 1 byte")
     token = _scope_token(user_agent)
     fields = selected_headers(headers, _WANTED)
     sources = [source for name, value in fields for source in _header_sources(name, value, token)]
     scanned = truncated = False
     if body and _is_html(fields, body):
-        data = body if isinstance(body, bytes) else bytes(body)
+        data = body if isinstance(body, bytes) else bytes(body[: max_head_bytes + 1])
         scan = scan_head(data, max_head_bytes)
         scanned, truncated = True, scan.truncated
         # TDMRep: a header wins over the meta of the same name.

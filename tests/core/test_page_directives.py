@@ -9,6 +9,7 @@ from scrapy.http.headers import Headers as ScrapyHeaders
 
 import robots_async
 from robots_async import (
+    ConfigurationError,
     DirectiveSource,
     PageDirectives,
     PageInputTypeError,
@@ -402,6 +403,25 @@ def test_a_user_agent_that_is_not_text_raises_a_typed_error() -> None:
     if not robots_async.COMPILED:
         assert isinstance(caught.value, PageInputTypeError)
         assert "user_agent must be str" in str(caught.value)
+
+
+@pytest.mark.parametrize("cap", [0, -1])
+def test_a_head_cap_below_one_byte_fails_loudly(cap: int) -> None:
+    with pytest.raises(ConfigurationError, match="max_head_bytes"):
+        page_directives(HTML, b"<head>", max_head_bytes=cap)
+
+
+@pytest.mark.parametrize("cap", [1.5, "64k", True])
+def test_a_head_cap_that_is_not_an_int_fails_loudly(cap: object) -> None:
+    # ConfigurationTypeError on the pure build; the compiled one checks int itself.
+    with pytest.raises(TypeError):
+        page_directives(HTML, b"<head>", max_head_bytes=cap)  # type: ignore[arg-type]
+
+
+def test_a_memoryview_body_is_read_like_bytes() -> None:
+    body = page('<meta name="robots" content="noai">')
+    assert page_directives(HTML, memoryview(body)).noai
+    assert page_directives(HTML, bytearray(body)).noai
 
 
 def test_a_str_body_raises_a_typed_error() -> None:
