@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..cache.pace_table import PaceTable, Reservation
 from ..core.errors import StoreError
+from ..core.header_pairs import selected_headers
 from ..core.pacing import PaceBy, PaceRule
 from ..fetch.deadline import within
 from ..fetch.http import retry_after as retry_after_of
@@ -222,33 +223,16 @@ class Pacer:
 
 
 def _retry_headers(headers: object) -> Mapping[str, str]:
-    """Retry-After and Date from any header container: a (multi-)dict of str or bytes
-    (aiohttp, httpx, Scrapy's Headers, a plain dict) or an iterable of pairs."""
+    """Retry-After and Date (the first line of each) from any header container: a
+    (multi-)dict of str or bytes (aiohttp, httpx, Scrapy's Headers, a plain dict) or
+    an iterable of pairs.
+
+    :raises PageInputTypeError: for something that is none of those.
+    """
     found: dict[str, str] = {}
-    if headers is None:
-        return found
-    items: Any = headers.items() if hasattr(headers, "items") else headers
-    try:
-        pairs = list(items)
-    except TypeError:
-        return found
-    for pair in pairs:
-        try:
-            name, value = pair
-        except (TypeError, ValueError):
-            continue
-        name = _text(name).strip().lower()
-        if name in ("retry-after", "date") and name not in found:
-            if isinstance(value, (list, tuple)):  # Scrapy's Headers: a list of values
-                value = value[0] if value else b""
-            found[name] = _text(value)
-    return {_CANONICAL[name]: value for name, value in found.items()}
+    for name, value in selected_headers(headers, ("retry-after", "date")):
+        found.setdefault(_CANONICAL[name], value)
+    return found
 
 
 _CANONICAL = {"retry-after": "Retry-After", "date": "Date"}
-
-
-def _text(value: object) -> str:
-    if isinstance(value, bytes):
-        return value.decode("latin-1")
-    return str(value)

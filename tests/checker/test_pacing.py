@@ -122,11 +122,17 @@ def test_retry_after_as_an_http_date_is_read_against_the_response_date() -> None
     assert retry_after(_retry_headers({"Date": date, "Retry-After": later})) == 45.0
 
 
-@pytest.mark.parametrize("headers", [None, 42, [("only-one",)], {"Retry-After": "soon"}])
-def test_unreadable_headers_are_no_retry_after(headers: Any) -> None:
+@pytest.mark.parametrize("headers", [None, [], {"Retry-After": "soon"}, {"Retry-After": ""}])
+def test_unreadable_retry_after_is_none(headers: Any) -> None:
     from robots_async.fetch.http import retry_after
 
     assert retry_after(_retry_headers(headers)) is None
+
+
+@pytest.mark.parametrize("headers", [42, "Retry-After: 7", [("only-one",)]])
+def test_headers_of_no_known_shape_are_a_typed_error(headers: Any) -> None:
+    with pytest.raises(ra.PageInputTypeError):
+        _retry_headers(headers)
 
 
 # --- the checker --------------------------------------------------------------------
