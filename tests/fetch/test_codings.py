@@ -3,8 +3,10 @@ compressed bytes are never parsed as robots.txt text (issue 26, item 6)."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import random
+import time
 import zlib
 from typing import TYPE_CHECKING
 
@@ -196,3 +198,37 @@ async def test_mislabelled_plain_body_is_read(
     outcome = await make_fetcher().fetch(server.url("/robots.txt"))
     assert outcome.robots is not None
     assert not outcome.robots.allowed(server.url("/private/x"), user_agent="AnyBot")
+
+
+def _silent_bomb() -> bytes:
+    """Three gzip layers (under 1 KB) whose innermost stream ends after a few bytes
+    and is followed by 200 MiB of zeros: the outer layers expand, the inner one
+    gives nothing more (before the fix: 241 s of CPU on the event loop)."""
+    inner = gzip.compress(RULES) + b"\0" * (200 * 1024 * 1024)
+    return gzip.compress(gzip.compress(inner, 9), 9)
+
+
+def test_stack_decoder_refuses_expansion_without_output() -> None:
+    """An inner stage fed far more than comes out at the end is an error, fast."""
+    body = _silent_bomb()
+    assert len(body) < 1024
+    decoder = StackDecoder(("gzip", "gzip", "gzip"))
+    started = time.perf_counter()
+    with pytest.raises(zlib.error, match="expands without output"):
+        for _ in decoder.feed(body):
+            pass
+    assert time.perf_counter() - started < 5  # generous: ~0.01 s when fixed
+
+
+async def test_silent_stacked_bomb_fails_closed_quickly(
+    server: Server, make_fetcher: Callable[..., ra.AiohttpFetcher]
+) -> None:
+    """The same bomb served over HTTP: a protocol error (disallow), and the loop is
+    not held (a timer set before the fetch fires on time)."""
+    serve_encoded(server, _silent_bomb(), "gzip, gzip, gzip")
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    outcome = await make_fetcher().fetch(server.url("/robots.txt"))
+    assert outcome.error == "protocol"
+    assert outcome.robots is None
+    assert loop.time() - started < 10  # generous bound; 241 s before the fix
