@@ -45,6 +45,8 @@ _STEP = 64 * 1024
 #: comment, empty deflate blocks) would otherwise make the outer stages expand
 #: without bound on the event loop: 589 bytes on the wire cost 241 s of CPU.
 _SLACK = 1024 * 1024
+#: The first bytes of a gzip member (RFC 1952 §2.3.1).
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +133,7 @@ class _Stage:
         self.coding = coding
         self._decoder: zlib._Decompress | None = None
         self._pending = b""
+        self._ignoring = False  # bytes after the last stream: ignored
 
     def _start(self, data: bytes) -> zlib._Decompress:
         if self.coding == "deflate":
@@ -142,19 +145,26 @@ class _Stage:
 
     def decode(self, data: bytes) -> Iterator[bytes]:
         """Decoded pieces of ``data``, each at most ``_STEP`` bytes."""
-        if self._decoder is None:
-            self._pending += data
-            if len(self._pending) < 2:
-                return
-            data, self._pending = self._pending, b""
-            self._decoder = self._start(data)
-        while data:
+        while data and not self._ignoring:
+            if self._decoder is None or self._decoder.eof:
+                data, self._pending = self._pending + data, b""
+                if len(data) < 2:
+                    self._pending = data
+                    return
+                if self._decoder is not None and not self._next_member(data):
+                    # Trailing bytes after the stream end are ignored, as browsers do.
+                    self._ignoring = True
+                    return
+                self._decoder = self._start(data)
             piece = self._decoder.decompress(data, _STEP)
-            data = self._decoder.unconsumed_tail
+            data = self._decoder.unconsumed_tail or self._decoder.unused_data
             if piece:
                 yield piece
-            if self._decoder.eof:
-                return  # trailing bytes after the stream end are ignored, as browsers do
+
+    def _next_member(self, data: bytes) -> bool:
+        """True if ``data`` after an ended stream starts another gzip member: a gzip
+        body is a series of members (RFC 1952 §2.2), all decoded (as aiohttp does)."""
+        return self.coding != "deflate" and data.startswith(_GZIP_MAGIC)
 
     def flush(self) -> bytes:
         """The decoder's remaining output (empty once its stream has ended)."""

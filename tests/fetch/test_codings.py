@@ -232,3 +232,36 @@ async def test_silent_stacked_bomb_fails_closed_quickly(
     assert outcome.error == "protocol"
     assert outcome.robots is None
     assert loop.time() - started < 10  # generous bound; 241 s before the fix
+
+
+def _members() -> bytes:
+    """Two gzip members (RFC 1952 §2.2): the Disallow line is in the second."""
+    return gzip.compress(b"User-agent: *\nAllow: /a\n") + gzip.compress(b"Disallow: /private\n")
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1000])
+def test_stack_decoder_reads_every_gzip_member(size: int) -> None:
+    """Every member is decoded, in any chunking (the magic split across chunks too);
+    bytes after the last member that start no member are ignored."""
+    body = _members() + b"\0\0\0junk"
+    decoder = StackDecoder(("x-gzip",))
+    out = b"".join(
+        piece
+        for start in range(0, len(body), size)
+        for piece in decoder.feed(body[start : start + size])
+    )
+    out += b"".join(decoder.flush())
+    assert out == b"User-agent: *\nAllow: /a\nDisallow: /private\n"
+
+
+@pytest.mark.parametrize("encoding", ["x-gzip", "gzip, identity"])
+async def test_every_gzip_member_applies(
+    server: Server, make_fetcher: Callable[..., ra.AiohttpFetcher], encoding: str
+) -> None:
+    """A body of two gzip members decoded here reads as aiohttp reads it for plain
+    ``gzip``: the second member's Disallow applies (it was dropped: "allowed")."""
+    serve_encoded(server, _members(), encoding)
+    outcome = await make_fetcher().fetch(server.url("/robots.txt"))
+    assert outcome.error is None
+    assert outcome.robots is not None
+    assert not outcome.robots.allowed(server.url("/private/x"), user_agent="AnyBot")
