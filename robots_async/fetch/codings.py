@@ -67,7 +67,9 @@ def plan(values: Iterable[str]) -> CodingPlan:
     codings = tuple(
         token
         for line in lines
-        for token in (part.strip().lower() for part in line.split(","))
+        # A coding takes no parameters (RFC 9110 §8.4.1); one sent anyway
+        # ("gzip;q=1") still names the coding, whose bytes were once parsed as text.
+        for token in (part.partition(";")[0].strip().lower() for part in line.split(","))
         if token not in _NOT_COMPRESSION
     )
     if not codings:

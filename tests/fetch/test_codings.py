@@ -58,6 +58,8 @@ def raw_deflate(data: bytes) -> bytes:
         (["x-custom, gzip"], "refuse", ("x-custom", "gzip")),
         (["utf-8"], "as-is", ()),  # a mislabelled plain body
         (["latin-1"], "as-is", ()),
+        (["gzip;q=1"], "decode", ("gzip",)),  # parameters are not allowed, yet sent
+        (["x-gzip ; level=9, deflate"], "decode", ("x-gzip", "deflate")),
     ],
 )
 def test_plan(values: list[str], action: str, codings: tuple[str, ...]) -> None:
@@ -188,6 +190,18 @@ async def test_stacked_bomb_stops_at_the_limit(
     assert outcome.error is None
     assert outcome.truncated
     assert outcome.bytes_read == LIMIT
+
+
+async def test_coding_with_parameters_is_decoded(
+    server: Server, make_fetcher: Callable[..., ra.AiohttpFetcher]
+) -> None:
+    """``Content-Encoding: gzip;q=1`` (parameters are not allowed, aiohttp leaves the
+    body alone): decoded as gzip, not parsed as text (an empty file: allow all)."""
+    serve_encoded(server, gzip.compress(RULES), "gzip;q=1")
+    outcome = await make_fetcher().fetch(server.url("/robots.txt"))
+    assert outcome.error is None
+    assert outcome.robots is not None
+    assert not outcome.robots.allowed(server.url("/private/x"), user_agent="AnyBot")
 
 
 async def test_mislabelled_plain_body_is_read(
