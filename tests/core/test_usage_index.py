@@ -100,3 +100,19 @@ def test_patterns_normalised_as_allow_and_disallow_are() -> None:
     reading = robots.usage("https://x.test/%C3%A9/x", robots_token="Bot")
     assert reading is not None
     assert reading.train_ai == "disallowed"
+
+
+def test_long_preference_values_are_not_kept_in_the_memo() -> None:
+    """A hostile file of one long preference value per origin must not fill the memo
+    (lines are cut at 16,663 bytes; 200 such files kept 10.7 MB, 4,096 would keep ~220 MB);
+    the long value is still read."""
+    cached_preference.cache_clear()
+    for i in range(3):
+        long_value = f'train-ai=n, k{i}="{"a" * 10_000}"'
+        robots = ra.parse(f"User-agent: *\nContent-Usage: /x {long_value}\n")
+        reading = robots.usage("https://x.test/x", robots_token="Bot")
+        assert reading is not None
+        assert reading.train_ai == "disallowed"
+    assert cached_preference.cache_info().currsize == 0
+    ra.parse("User-agent: *\nContent-Usage: train-ai=n\n")
+    assert cached_preference.cache_info().currsize == 1  # a usual value is memoised
