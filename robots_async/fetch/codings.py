@@ -61,9 +61,17 @@ class CodingPlan:
     reason: str = ""
 
 
-def plan(values: Iterable[str]) -> CodingPlan:
-    """The plan for a response whose ``Content-Encoding`` header lines are ``values``."""
+def plan(values: Iterable[str], transfer: Iterable[str] = ()) -> CodingPlan:
+    """The plan for a response whose ``Content-Encoding`` header lines are ``values``
+    (``transfer``: its ``Transfer-Encoding`` lines)."""
     lines = list(values)
+    # aiohttp removes only "chunked": a transfer coding before it (RFC 9112 §6.1,
+    # "gzip, chunked") reached the parser compressed and read as an empty file.
+    # Sent without our asking (we send no TE header), it fails closed.
+    for line in transfer:
+        for token in (part.partition(";")[0].strip().lower() for part in line.split(",")):
+            if token not in {"chunked", "identity", ""}:
+                return CodingPlan("refuse", (token,), f"transfer coding {token!r} not supported")
     codings = tuple(
         token
         for line in lines

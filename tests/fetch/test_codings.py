@@ -17,7 +17,7 @@ from multidict import CIMultiDict
 from robots_async.fetch.codings import StackDecoder, plan
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     import robots_async as ra
 
@@ -312,5 +312,28 @@ async def test_cut_single_coding_fails_closed(
     a protocol error as a cut stacked body is, not the rules read so far (allow all)."""
     serve_encoded(server, make_body(), encoding)
     outcome = await make_fetcher().fetch(server.url("/robots.txt"))
+    assert outcome.error == "protocol", (outcome.error, outcome.bytes_read)
+    assert outcome.robots is None
+
+
+@pytest.mark.parametrize("transfer", ["gzip, chunked", "gzip", "x-gzip , chunked"])
+async def test_transfer_coding_other_than_chunked_fails_closed(
+    raw_server: Callable[[bytes], Awaitable[str]],
+    make_fetcher: Callable[..., ra.AiohttpFetcher],
+    transfer: str,
+) -> None:
+    """``Transfer-Encoding: gzip, chunked`` (RFC 9112 §6.1; we send no TE header):
+    aiohttp removes only the chunking, so the gzip bytes were parsed as robots.txt (an
+    empty file: allow all). Now a protocol error: unreachable, disallow."""
+    body = gzip.compress(RULES)
+    if "chunked" in transfer:
+        body = b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n"
+    base = await raw_server(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: "
+        + transfer.encode()
+        + b"\r\nConnection: close\r\n\r\n"
+        + body
+    )
+    outcome = await make_fetcher().fetch(base + "/robots.txt")
     assert outcome.error == "protocol", (outcome.error, outcome.bytes_read)
     assert outcome.robots is None
