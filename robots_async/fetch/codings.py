@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final, Literal
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-__all__ = ["CodingPlan", "StackDecoder", "plan"]
+__all__ = ["CodingPlan", "StackDecoder", "decode_whole", "plan"]
 
 #: Codings aiohttp decodes itself when one is the whole header value.
 _AIOHTTP_DECODES: Final = frozenset({"gzip", "deflate", "br", "zstd"})
@@ -61,9 +61,13 @@ class CodingPlan:
     reason: str = ""
 
 
-def plan(values: Iterable[str], transfer: Iterable[str] = ()) -> CodingPlan:
+def plan(
+    values: Iterable[str], transfer: Iterable[str] = (), *, client_decodes: bool = True
+) -> CodingPlan:
     """The plan for a response whose ``Content-Encoding`` header lines are ``values``
-    (``transfer``: its ``Transfer-Encoding`` lines)."""
+    (``transfer``: its ``Transfer-Encoding`` lines). ``client_decodes``: the codings
+    are those aiohttp read (False: what is left after a client that removes the
+    codings it decodes from the header, as Scrapy's HttpCompressionMiddleware does)."""
     lines = list(values)
     # aiohttp removes only "chunked": a transfer coding before it (RFC 9112 §6.1,
     # "gzip, chunked") reached the parser compressed and read as an empty file.
@@ -83,7 +87,7 @@ def plan(values: Iterable[str], transfer: Iterable[str] = ()) -> CodingPlan:
     if not codings:
         return CodingPlan("as-is")
     first_line = lines[0].strip().lower() if lines[0].isascii() else ""
-    aiohttp_decoded = first_line in _AIOHTTP_DECODES
+    aiohttp_decoded = client_decodes and first_line in _AIOHTTP_DECODES
     if aiohttp_decoded and len(codings) == 1:
         return CodingPlan("as-is")
     if aiohttp_decoded:
@@ -185,3 +189,17 @@ class _Stage:
         if not self._decoder.eof:
             raise zlib.error(f"{self.coding} stream cut short")
         return self._decoder.flush()
+
+
+def decode_whole(body: bytes, codings: tuple[str, ...], limit: int | None) -> bytes:
+    """``body`` with ``codings`` removed, stopping once ``limit`` bytes are out (the
+    rest is ignored, as past the parser's limit); raises zlib.error if unreadable."""
+    decoder = StackDecoder(codings)
+    out = bytearray()
+    for piece in decoder.feed(body):
+        out += piece
+        if limit is not None and len(out) >= limit:
+            return bytes(out)
+    for piece in decoder.flush():
+        out += piece
+    return bytes(out)
