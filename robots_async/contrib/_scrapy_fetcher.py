@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+import zlib
 from typing import TYPE_CHECKING, Protocol
 
 try:
@@ -19,6 +20,7 @@ except ImportError as exc:  # pragma: no cover - exercised without Scrapy instal
 from ..cache.records import SHARED_HEADERS
 from ..core.parser import RobotsParser
 from ..fetch.addresses import is_public
+from ..fetch.codings import CodingPlan, decode_whole, plan
 from ..fetch.http import RedirectChain, is_redirect
 from ._scrapy_errors import classify_scrapy_error
 from ._scrapy_guard import PeerGuard, peer_address
@@ -250,11 +252,25 @@ class ScrapyFetcher:
         elapsed = time.monotonic() - started
         if not 200 <= response.status < 300:
             return chain.outcome(elapsed, response.status, headers=headers)
+        body = response.body
+        # Codings Scrapy left undone (unsupported, or HttpCompressionMiddleware off)
+        # are still in the header; their bytes are not text (once parsed: allow all).
+        coding = plan(
+            [v.decode("latin-1") for v in response.headers.getlist("Content-Encoding")],
+            client_decodes=False,
+        )
+        if coding.action == "decode":
+            try:
+                body = decode_whole(body, coding.codings, self._policy.max_bytes)
+            except zlib.error as exc:
+                coding = CodingPlan("refuse", coding.codings, f"bad content encoding: {exc}")
+        if coding.action == "refuse":
+            return chain.outcome(elapsed, response.status, error="protocol", detail=coding.reason)
         parser = RobotsParser(self._match_policy, max_bytes=self._policy.max_bytes)
-        parser.feed(response.body)
+        parser.feed(body)
         truncated = parser.truncated or "download_stopped" in response.flags
         robots = parser.close()
-        body = response.body[: self._policy.max_bytes] if keep_body else None
+        kept = body[: self._policy.max_bytes] if keep_body else None
         return chain.outcome(
             elapsed,
             response.status,
@@ -262,7 +278,7 @@ class ScrapyFetcher:
             robots=robots,
             bytes_read=parser.bytes_seen,
             truncated=truncated,
-            body=body,
+            body=kept,
         )
 
 

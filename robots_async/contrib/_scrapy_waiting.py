@@ -57,21 +57,27 @@ class WaitingRequests:
         self._crawler = crawler
         self._limit = limit
         self._waiting: set[Any] = set()
+        self._pages = 0  # page requests (not robots.txt ones) in ``_waiting``
         self._installed: bool | None = None  # None: not tried yet
 
     @contextmanager
     def waiting(self, request: Request, *, always: bool = False) -> Iterator[None]:
         """While in this block ``request`` does not count against CONCURRENT_REQUESTS
         (unless ``limit`` requests already wait; ``always`` for robots.txt requests)."""
-        exempt = self._install() and (always or len(self._waiting) < self._limit)
+        # The limit counts page requests only: robots.txt requests (one per origin,
+        # bounded by the fetch lanes) once used it up, and 10 hung robots.txt then
+        # held a crawl of CONCURRENT_REQUESTS=2 for their whole timeout.
+        exempt = self._install() and (always or self._pages < self._limit)
         if exempt:
             self._waiting.add(request)
+            self._pages += not always
             self._wake_engine()
         try:
             yield
         finally:
             if exempt:
                 self._waiting.discard(request)
+                self._pages -= not always
 
     def _install(self) -> bool:
         if self._installed is not None:

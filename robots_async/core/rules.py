@@ -24,7 +24,7 @@ from .results import (
     W,
     WarningRecord,
 )
-from .usage import UsageLines, cached_preference
+from .usage import UsageLines, read_preference
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -304,7 +304,7 @@ class RulesBuilder:
             head = value.split(None, 1)[0] if value else b""
             if b"/" in head:
                 self.warn(line, W.USAGE_PATH, head)
-        reading, problems, text = cached_preference(preference)
+        reading, problems, text = read_preference(preference)
         for problem in problems:
             self.warn(line, W.CONTENT_USAGE, problem)
         if group is not None:

@@ -28,6 +28,7 @@ __all__ = [
     "usage_from_header",
     "UsageLines",
     "cached_preference",
+    "read_preference",
     "parse_preference",
 ]
 
@@ -114,6 +115,20 @@ def combine_usage(*statements: UsagePreferences) -> UsagePreferences:
         rules.update(dict.fromkeys(statement.rules))
         header.extend(statement.header)
     return UsagePreferences(train_ai, search, tuple(labels), tuple(rules), tuple(header))
+
+
+#: Longest preference value kept in the memo (bytes). Real ones are a few dozen bytes;
+#: without a bound, hostile files of one long value each filled the 4,096 entries
+#: with ~53 KB apiece (~220 MB kept after every file was dropped).
+_MEMO_MAX = 256
+
+
+def read_preference(value: bytes) -> tuple[UsagePreferences, tuple[str, ...], str]:
+    """:func:`cached_preference` for a value of usual length; a longer one is read
+    each time it is seen, never kept."""
+    if len(value) <= _MEMO_MAX:
+        return cached_preference(value)
+    return cached_preference.__wrapped__(value)
 
 
 @lru_cache(maxsize=4096)

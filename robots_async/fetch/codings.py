@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final, Literal
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-__all__ = ["CodingPlan", "StackDecoder", "plan"]
+__all__ = ["CodingPlan", "StackDecoder", "decode_whole", "plan"]
 
 #: Codings aiohttp decodes itself when one is the whole header value.
 _AIOHTTP_DECODES: Final = frozenset({"gzip", "deflate", "br", "zstd"})
@@ -39,6 +39,14 @@ _UNREADABLE: Final = frozenset(
 )  # fmt: skip
 #: Output bound of one decompression step (bytes); a bomb expands one step at a time.
 _STEP = 64 * 1024
+#: What an inner stage may take in beyond twice the final output (bytes). Compressed
+#: data is at most ~0.1% larger than its text, so a real stack stays far below this;
+#: an inner stream that swallows input without output (bytes after its end, a gzip
+#: comment, empty deflate blocks) would otherwise make the outer stages expand
+#: without bound on the event loop: 589 bytes on the wire cost 241 s of CPU.
+_SLACK = 1024 * 1024
+#: The first bytes of a gzip member (RFC 1952 §2.3.1).
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,19 +61,33 @@ class CodingPlan:
     reason: str = ""
 
 
-def plan(values: Iterable[str]) -> CodingPlan:
-    """The plan for a response whose ``Content-Encoding`` header lines are ``values``."""
+def plan(
+    values: Iterable[str], transfer: Iterable[str] = (), *, client_decodes: bool = True
+) -> CodingPlan:
+    """The plan for a response whose ``Content-Encoding`` header lines are ``values``
+    (``transfer``: its ``Transfer-Encoding`` lines). ``client_decodes``: the codings
+    are those aiohttp read (False: what is left after a client that removes the
+    codings it decodes from the header, as Scrapy's HttpCompressionMiddleware does)."""
     lines = list(values)
+    # aiohttp removes only "chunked": a transfer coding before it (RFC 9112 §6.1,
+    # "gzip, chunked") reached the parser compressed and read as an empty file.
+    # Sent without our asking (we send no TE header), it fails closed.
+    for line in transfer:
+        for token in (part.partition(";")[0].strip().lower() for part in line.split(",")):
+            if token not in {"chunked", "identity", ""}:
+                return CodingPlan("refuse", (token,), f"transfer coding {token!r} not supported")
     codings = tuple(
         token
         for line in lines
-        for token in (part.strip().lower() for part in line.split(","))
+        # A coding takes no parameters (RFC 9110 §8.4.1); one sent anyway
+        # ("gzip;q=1") still names the coding, whose bytes were once parsed as text.
+        for token in (part.partition(";")[0].strip().lower() for part in line.split(","))
         if token not in _NOT_COMPRESSION
     )
     if not codings:
         return CodingPlan("as-is")
     first_line = lines[0].strip().lower() if lines[0].isascii() else ""
-    aiohttp_decoded = first_line in _AIOHTTP_DECODES
+    aiohttp_decoded = client_decodes and first_line in _AIOHTTP_DECODES
     if aiohttp_decoded and len(codings) == 1:
         return CodingPlan("as-is")
     if aiohttp_decoded:
@@ -90,6 +112,9 @@ class StackDecoder:
     def __init__(self, codings: tuple[str, ...]) -> None:
         # Decoders in the order they run: the last coding applied is removed first.
         self._stages = [_Stage(coding) for coding in reversed(codings)]
+        # Bytes fed to each stage after the first, and bytes given out at the end.
+        self._fed = [0] * len(self._stages)
+        self._out = 0
 
     def feed(self, data: bytes) -> Iterator[bytes]:
         """Decoded pieces of at most ``_STEP`` bytes each for ``data``; stop iterating
@@ -104,8 +129,13 @@ class StackDecoder:
     def _through(self, index: int, data: bytes) -> Iterator[bytes]:
         if index == len(self._stages):
             if data:
+                self._out += len(data)
                 yield data
             return
+        if index:
+            self._fed[index] += len(data)
+            if self._fed[index] > 2 * self._out + _SLACK:
+                raise zlib.error(f"{self._stages[index].coding} stream expands without output")
         for piece in self._stages[index].decode(data):
             yield from self._through(index + 1, piece)
 
@@ -114,12 +144,13 @@ class _Stage:
     """One zlib decoder with bounded output per call."""
 
     def __init__(self, coding: str) -> None:
-        self._coding = coding
+        self.coding = coding
         self._decoder: zlib._Decompress | None = None
         self._pending = b""
+        self._ignoring = False  # bytes after the last stream: ignored
 
     def _start(self, data: bytes) -> zlib._Decompress:
-        if self._coding == "deflate":
+        if self.coding == "deflate":
             # RFC 9110 §8.4.1.2 says zlib-wrapped; many servers send raw deflate, which
             # browsers (and aiohttp) also accept: the first byte tells them apart.
             wrapped = (data[0] & 0x0F) == 8 and (data[0] << 8 | data[1]) % 31 == 0
@@ -128,26 +159,47 @@ class _Stage:
 
     def decode(self, data: bytes) -> Iterator[bytes]:
         """Decoded pieces of ``data``, each at most ``_STEP`` bytes."""
-        if self._decoder is None:
-            self._pending += data
-            if len(self._pending) < 2:
-                return
-            data, self._pending = self._pending, b""
-            self._decoder = self._start(data)
-        while data:
+        while data and not self._ignoring:
+            if self._decoder is None or self._decoder.eof:
+                data, self._pending = self._pending + data, b""
+                if len(data) < 2:
+                    self._pending = data
+                    return
+                if self._decoder is not None and not self._next_member(data):
+                    # Trailing bytes after the stream end are ignored, as browsers do.
+                    self._ignoring = True
+                    return
+                self._decoder = self._start(data)
             piece = self._decoder.decompress(data, _STEP)
-            data = self._decoder.unconsumed_tail
+            data = self._decoder.unconsumed_tail or self._decoder.unused_data
             if piece:
                 yield piece
-            if self._decoder.eof:
-                return  # trailing bytes after the stream end are ignored, as browsers do
+
+    def _next_member(self, data: bytes) -> bool:
+        """True if ``data`` after an ended stream starts another gzip member: a gzip
+        body is a series of members (RFC 1952 §2.2), all decoded (as aiohttp does)."""
+        return self.coding != "deflate" and data.startswith(_GZIP_MAGIC)
 
     def flush(self) -> bytes:
         """The decoder's remaining output (empty once its stream has ended)."""
         if self._decoder is None:
             if self._pending:
-                raise zlib.error(f"{self._coding} stream cut short")
+                raise zlib.error(f"{self.coding} stream cut short")
             return b""
         if not self._decoder.eof:
-            raise zlib.error(f"{self._coding} stream cut short")
+            raise zlib.error(f"{self.coding} stream cut short")
         return self._decoder.flush()
+
+
+def decode_whole(body: bytes, codings: tuple[str, ...], limit: int | None) -> bytes:
+    """``body`` with ``codings`` removed, stopping once ``limit`` bytes are out (the
+    rest is ignored, as past the parser's limit); raises zlib.error if unreadable."""
+    decoder = StackDecoder(codings)
+    out = bytearray()
+    for piece in decoder.feed(body):
+        out += piece
+        if limit is not None and len(out) >= limit:
+            return bytes(out)
+    for piece in decoder.flush():
+        out += piece
+    return bytes(out)

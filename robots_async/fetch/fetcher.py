@@ -246,7 +246,9 @@ class AiohttpFetcher:
         status, headers = response.status, response.headers
         if not 200 <= status < 300:
             return chain.outcome(elapsed, status, headers=headers)
-        coding = plan(headers.getall("Content-Encoding", ()))
+        coding = plan(
+            headers.getall("Content-Encoding", ()), headers.getall("Transfer-Encoding", ())
+        )
         if coding.action == "refuse":
             # Bytes nobody can decode are not robots.txt text: fail closed (RFC 9309
             # §2.3.1.4 treats an unreadable file as unreachable), never "allow all".

@@ -100,3 +100,40 @@ def test_patterns_normalised_as_allow_and_disallow_are() -> None:
     reading = robots.usage("https://x.test/%C3%A9/x", robots_token="Bot")
     assert reading is not None
     assert reading.train_ai == "disallowed"
+
+
+def test_long_preference_values_are_not_kept_in_the_memo() -> None:
+    """A hostile file of one long preference value per origin must not fill the memo
+    (lines are cut at 16,663 bytes; 200 such files kept 10.7 MB, 4,096 would keep ~220 MB);
+    the long value is still read."""
+    cached_preference.cache_clear()
+    for i in range(3):
+        long_value = f'train-ai=n, k{i}="{"a" * 10_000}"'
+        robots = ra.parse(f"User-agent: *\nContent-Usage: /x {long_value}\n")
+        reading = robots.usage("https://x.test/x", robots_token="Bot")
+        assert reading is not None
+        assert reading.train_ai == "disallowed"
+    assert cached_preference.cache_info().currsize == 0
+    ra.parse("User-agent: *\nContent-Usage: train-ai=n\n")
+    assert cached_preference.cache_info().currsize == 1  # a usual value is memoised
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="review of issue 26: rules sharing one pattern are all chosen and combined "
+    "on every question (84 ms for 18,000 'Content-Usage: / train-ai=n' lines, on the "
+    "event loop, and 18,000 rules named in each answer); needs equal rules combined "
+    "once when the index is built and a bound on the rules an answer names",
+)
+def test_many_rules_with_one_pattern_are_cheap_to_ask() -> None:
+    """18,000 equal lines (within the 500 KB limit): a question costs what a question
+    on 20,000 distinct rules does, not a combination of every line (generous: 2 ms)."""
+    body = "User-agent: *\n" + "Content-Usage: / train-ai=n\n" * 18_000
+    robots = ra.parse(body)
+    assert robots.usage("https://x.test/warm", robots_token="Bot") is not None
+    started = time.perf_counter()
+    for i in range(20):
+        reading = robots.usage(f"https://x.test/p{i}", robots_token="Bot")
+        assert reading is not None
+        assert reading.train_ai == "disallowed"
+    assert (time.perf_counter() - started) / 20 < 0.002
