@@ -14,17 +14,36 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-__all__ = ["CodingPlan", "StackDecoder", "decode_whole", "plan"]
+__all__ = ["ACCEPTED_CODINGS", "CodingPlan", "StackDecoder", "decode_whole", "plan"]
 
 #: Codings aiohttp decodes itself when one is the whole header value.
 _AIOHTTP_DECODES: Final = frozenset({"gzip", "deflate", "br", "zstd"})
-#: Codings this module decodes (a stack of them, or one aiohttp does not know).
-_DECODED_HERE: Final = frozenset({"gzip", "x-gzip", "deflate"})
+
+
+def _brotli() -> tuple[Any, type[Exception]]:
+    """Brotli's streaming decompressor class and error when a version with bounded
+    output (``output_buffer_limit``, Brotli 1.2) is installed; (None, ValueError)
+    otherwise: br is then neither asked for nor read (it fails closed)."""
+    try:
+        import brotli
+    except ImportError:
+        return None, ValueError
+    decompressor = getattr(brotli, "Decompressor", None)
+    if decompressor is None or not hasattr(decompressor(), "can_accept_more_data"):
+        return None, ValueError
+    return decompressor, brotli.error
+
+
+_BROTLI, _BROTLI_ERROR = _brotli()
+#: Codings this module decodes, alone or stacked; every stream is checked to its end.
+_DECODED_HERE: Final = frozenset({"gzip", "x-gzip", "deflate"} | ({"br"} if _BROTLI else set()))
+#: The Accept-Encoding of robots.txt requests: what this module decodes.
+ACCEPTED_CODINGS: Final = "gzip, deflate, br" if _BROTLI else "gzip, deflate"
 #: Codings that mean "not compressed", and values seen in the wild from servers that
 #: mislabel plain text (``Content-Encoding: utf-8``); their bodies are read as they are.
 _NOT_COMPRESSION: Final = frozenset({"identity", "", "none", "utf-8", "utf8", "text", "binary"})
@@ -35,7 +54,7 @@ _UNREADABLE: Final = frozenset(
     {
         "compress", "x-compress", "br", "zstd", "exi", "pack200-gzip", "aes128gcm",
         "dcb", "dcz", "bzip2", "x-bzip2", "xz", "lzma", "lz4", "snappy",
-    }
+    } - _DECODED_HERE
 )  # fmt: skip
 #: Output bound of one decompression step (bytes); a bomb expands one step at a time.
 _STEP = 64 * 1024
@@ -111,7 +130,9 @@ class StackDecoder:
 
     def __init__(self, codings: tuple[str, ...]) -> None:
         # Decoders in the order they run: the last coding applied is removed first.
-        self._stages = [_Stage(coding) for coding in reversed(codings)]
+        self._stages: list[_Stage | _BrotliStage] = [
+            _BrotliStage() if coding == "br" else _Stage(coding) for coding in reversed(codings)
+        ]
         # Bytes fed to each stage after the first, and bytes given out at the end.
         self._fed = [0] * len(self._stages)
         self._out = 0
@@ -189,6 +210,37 @@ class _Stage:
         if not self._decoder.eof:
             raise zlib.error(f"{self.coding} stream cut short")
         return self._decoder.flush()
+
+
+class _BrotliStage:
+    """One brotli decoder (RFC 7932) with bounded output per call; its errors and a cut
+    stream are raised as zlib.error, as the other stages' are."""
+
+    coding = "br"
+
+    def __init__(self) -> None:
+        self._decoder = _BROTLI()
+
+    def decode(self, data: bytes) -> Iterator[bytes]:
+        """Decoded pieces of ``data``, each at most ``_STEP`` bytes."""
+        decoder = self._decoder
+        try:
+            if decoder.is_finished():
+                return  # bytes after the stream's end are ignored, as gzip's
+            # Output pending past the limit comes from more calls with no input, until
+            # one gives nothing (can_accept_more_data() is already True by then).
+            piece = decoder.process(data, output_buffer_limit=_STEP)
+            while piece:
+                yield piece
+                piece = decoder.process(b"", output_buffer_limit=_STEP)
+        except _BROTLI_ERROR as exc:
+            raise zlib.error(f"br: {exc}") from exc
+
+    def flush(self) -> bytes:
+        """Nothing more; raises zlib.error if the stream did not end."""
+        if not self._decoder.is_finished():
+            raise zlib.error("br stream cut short")
+        return b""
 
 
 def decode_whole(body: bytes, codings: tuple[str, ...], limit: int | None) -> bytes:

@@ -27,7 +27,7 @@ from ..core.errors import ClosedError, ConfigurationError
 from ..core.parser import RobotsParser
 from ..core.policy import get_policy
 from .addresses import ip_or_none, is_public, legacy_ipv4
-from .codings import StackDecoder, plan
+from .codings import ACCEPTED_CODINGS, StackDecoder, plan
 from .http import RedirectChain, is_redirect
 from .policy import FetchPolicy
 from .resolver import GUARD, LOCAL_ERRNOS, BlockedAddressError, GuardedResolver, HopGuard
@@ -110,7 +110,10 @@ class AiohttpFetcher:
         self._guarded: GuardedResolver | None = None
         self._policy = policy or FetchPolicy()
         self._match_policy = get_policy(match_policy, setting="AiohttpFetcher.match_policy")
-        self._headers = {**(headers or {}), "User-Agent": user_agent}
+        # Only the codings decoded here (fetch/codings): a body aiohttp decoded itself
+        # was read as the rules so far when its stream was cut (no error raised).
+        self._headers = {"Accept-Encoding": ACCEPTED_CODINGS, **(headers or {})}
+        self._headers["User-Agent"] = user_agent
         self._closed = False
 
     @property
@@ -207,6 +210,9 @@ class AiohttpFetcher:
                     headers={**self._headers, **conditional} if conditional else self._headers,
                     timeout=timeout,
                     middlewares=(),  # never our own (or anyone's) robots middleware
+                    # Decoded here, each stream checked to its end: aiohttp's decoder
+                    # passes a cut gzip/br stream as a whole body (fails open).
+                    auto_decompress=False,
                 ) as response:
                     status, headers = response.status, response.headers
                     if status == 304:
@@ -247,7 +253,9 @@ class AiohttpFetcher:
         if not 200 <= status < 300:
             return chain.outcome(elapsed, status, headers=headers)
         coding = plan(
-            headers.getall("Content-Encoding", ()), headers.getall("Transfer-Encoding", ())
+            headers.getall("Content-Encoding", ()),
+            headers.getall("Transfer-Encoding", ()),
+            client_decodes=False,
         )
         if coding.action == "refuse":
             # Bytes nobody can decode are not robots.txt text: fail closed (RFC 9309
