@@ -11,8 +11,9 @@ only by its own answer or its own deadline (``timeout`` from the moment it runs)
 
 Waiting for a slot has no deadline of ours: the caller's own timeout or cancellation
 bounds it. Under congestion (the oldest fast waiter has waited half the slow
-threshold) the newest waiter is served first (adaptive LIFO): a burst of hung origins
-cannot make a later check of a healthy one wait behind all of them. The slow queue is
+threshold) the newest waiter is served first (adaptive LIFO), except one slot in
+``FIFO_SHARE`` for the oldest: a burst of hung origins cannot make a later check of a
+healthy one wait behind all of them, nor a lasting overload starve the oldest. The slow queue is
 first come, first served. At most ``fast + slow`` fetches run at once: the cap on
 robots.txt sockets (:func:`slow_lane_size` sizes the slow lane from the descriptor
 limit).
@@ -38,6 +39,11 @@ SLOW_AFTER = 1.0
 #: Slow slots per fast slot, at most: a slow fetch costs a socket and little else.
 #: 8 x 64 = 512 holds the 200 hung + 100 slow-but-healthy origins of issue 26 with room.
 SLOW_PER_FAST = 8
+
+#: Under congestion one fast slot in this many goes to the longest-waiting fetch (the
+#: others to the newest): newest-first keeps a burst of hung origins from delaying a
+#: later healthy check, this share keeps the oldest from waiting out the whole burst.
+FIFO_SHARE = 4
 
 #: Why a fetch did not run to its end: it was still running at its own deadline
 #: (the site's doing: the fetcher's own timeout normally fires first).
@@ -73,6 +79,7 @@ class FetchLanes:
 
     def __init__(self, fast: int, slow: int, slow_after: float = SLOW_AFTER) -> None:
         self._fast_free = fast
+        self._congested_releases = 0
         self._slow_free = slow
         self._slow_after = slow_after
         self._capacity = fast + slow
@@ -169,7 +176,16 @@ class FetchLanes:
         while self._fast_free > 0 and _live(waiters):
             enqueued, oldest = waiters[0]
             congested = oldest.get_loop().time() - enqueued >= self._slow_after / 2
-            _, waiter = waiters.pop() if congested else waiters.popleft()
+            if congested:
+                # Newest first, but one slot in FIFO_SHARE goes to the oldest: served
+                # newest-only, a fetch queued in a lasting overload waited as long as
+                # the overload (5.5 s behind 69 later arrivals, where first come,
+                # first served took 0.3 s), and every check of its origin with it.
+                self._congested_releases += 1
+                newest = self._congested_releases % FIFO_SHARE != 0
+                _, waiter = waiters.pop() if newest else waiters.popleft()
+            else:
+                _, waiter = waiters.popleft()
             self._fast_free -= 1
             waiter.set_result(None)
 
