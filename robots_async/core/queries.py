@@ -268,7 +268,7 @@ class _UsageRules:
         self.texts = texts
         self.readings = readings
         self.lines = array("q", lines)
-        self.index = UsageIndex(patterns)
+        self.index = UsageIndex(patterns, texts)
 
     def __len__(self) -> int:
         return len(self.patterns)
