@@ -19,6 +19,7 @@ from .checker.refusal import DisallowedError, LocalLimitError, UsageRefusedError
 from .checker.sitemaps import SitemapStats, SitemapWalk
 from .core import robots as _robots_module
 from .core.agent import is_valid_token, product_token, require_token
+from .core.content_signals import ContentSignals
 from .core.errors import (
     ClosedError,
     ConfigurationError,
@@ -27,11 +28,13 @@ from .core.errors import (
     InvalidRecordError,
     InvalidURLError,
     InvalidUserAgentError,
+    PageInputTypeError,
     RobotsError,
     SitemapError,
     StoreError,
     URLTypeError,
 )
+from .core.page_directives import DirectiveSource, PageDirectives, page_directives
 from .core.parser import DEFAULT_MAX_BYTES, MAX_LINE_BYTES, RobotsParser, parse
 from .core.policy import FIRST_MATCH, GOOGLE, GOOGLE_REFERENCE, RFC9309, MatchPolicy, PolicyName
 from .core.results import CleanParam, Group, ParseWarning, RequestRate, Rule, Verdict, VisitTime
@@ -64,8 +67,10 @@ __all__ = [
     "ClosedError",
     "ConfigurationError",
     "ConfigurationTypeError",
+    "ContentSignals",
     "DEFAULT_MAX_BYTES",
     "Decision",
+    "DirectiveSource",
     "DisallowedError",
     "EventLoopError",
     "FIRST_MATCH",
@@ -85,6 +90,8 @@ __all__ = [
     "MatchPolicy",
     "MemoryStore",
     "Origin",
+    "PageDirectives",
+    "PageInputTypeError",
     "ParseWarning",
     "PolicyName",
     "RFC9309",
@@ -115,6 +122,7 @@ __all__ = [
     "__version__",
     "combine_usage",
     "is_valid_token",
+    "page_directives",
     "parse",
     "product_token",
     "request_target",

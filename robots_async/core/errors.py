@@ -15,7 +15,8 @@ misuse of the API and for adapters that must refuse a request::
     │   └── InvalidRecordError           a shared record does not conform (read as a miss)
     ├── DisallowedError                  an adapter refused a request robots.txt forbids
     ├── UsageRefusedError                an adapter refused a response's content usage
-    └── URLTypeError(TypeError)          a URL of a type the checker does not take
+    ├── URLTypeError(TypeError)          a URL of a type the checker does not take
+    └── PageInputTypeError(TypeError)    page headers or body of a type we cannot read
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "InvalidRecordError",
     "InvalidURLError",
     "InvalidUserAgentError",
+    "PageInputTypeError",
     "RobotsError",
     "SitemapError",
     "StoreError",
@@ -58,6 +60,15 @@ class URLTypeError(RobotsError, TypeError):
             f"absolute http(s) URL, not {type(url).__name__}"
         )
         self.url = url
+
+
+class PageInputTypeError(RobotsError, TypeError):
+    """Raised for response headers that are neither a mapping, a multi-dict nor an
+    iterable of ``(name, value)`` pairs of str or bytes, or a body that is not bytes."""
+
+    def __init__(self, what: str, value: object) -> None:
+        super().__init__(f"{what}; got {type(value).__name__}")
+        self.value = value
 
 
 class InvalidUserAgentError(RobotsError, ValueError):

@@ -20,6 +20,7 @@ from .robots import RobotsTxt
 from .rules import (
     ALLOW,
     CLEAN_PARAM,
+    CONTENT_SIGNAL,
     CONTENT_USAGE,
     CRAWL_DELAY,
     DETAIL_BYTES,
@@ -73,6 +74,9 @@ _EXTENSIONS: Final = {
     b"clean-param": CLEAN_PARAM,
     # draft-ietf-aipref-attach: AI usage preferences; never used for Allow/Disallow.
     b"content-usage": CONTENT_USAGE,
+    # contentsignals.org: usage signals per group; never used for Allow/Disallow.
+    b"content-signal": CONTENT_SIGNAL,
+    b"content-signals": CONTENT_SIGNAL,  # a misspelling seen in files (crawler-commons)
 }
 # Google's key spellings in the order its parser tests them (matched by prefix).
 _GOOGLE_PREFIXES: Final = (

@@ -10,6 +10,7 @@ from __future__ import annotations
 from array import array
 from typing import TYPE_CHECKING, Literal
 
+from .content_signals import ContentSignals, combine_signals
 from .matcher import EMPTY, decide
 from .packed_warnings import PACK_FROM, PackedWarnings
 from .policy import normalise_patterns
@@ -123,6 +124,33 @@ class RobotsQueries(AgentSelection):
         if not self.allowed(url, robots_token=token):
             return None
         return self._usage_index(token).answer(self._target(url))
+
+    def content_signals(
+        self, url: object, user_agent: str | None = None, *, robots_token: str | None = None
+    ) -> ContentSignals | None:
+        """The ``Content-Signal`` labels that apply to the agent for ``url``, or None.
+
+        The lines of the agent's groups (merged as for Allow/Disallow), else the
+        lines written before the first group; labels combine with ``no`` winning.
+        None when no line applies, or when the agent may not fetch ``url`` at all
+        (as for :meth:`usage`: what may not be crawled has no usage to signal).
+        Readings were made once at parse time: a question reads a few lists.
+        """
+        token = self._token(user_agent, robots_token)
+        if not self.allowed(url, robots_token=token):
+            return None
+        own, default = [], None
+        for group in self._groups_for(None, token):
+            signals = group.signals
+            if signals is None:
+                continue
+            if signals.default:
+                default = signals
+            else:
+                own.extend(signals.numbered())
+        if not own and default is not None:
+            own = default.numbered()
+        return combine_signals(sorted(own)) if own else None
 
     def crawl_delay(
         self, user_agent: str | None = None, *, robots_token: str | None = None

@@ -45,6 +45,7 @@ class W:
     TOO_MANY_RULES: Final = "too-many-rules"
     CONTENT_USAGE: Final = "content-usage"
     USAGE_PATH: Final = "usage-path"
+    CONTENT_SIGNAL: Final = "content-signal"
 
 
 #: A warning as the parser records it: (line, code, detail).
@@ -68,6 +69,7 @@ _MESSAGES = {
     W.TOO_MANY_RULES: "more than {} rules in the file; the rest were ignored",
     W.CONTENT_USAGE: "Content-Usage: {}",
     W.USAGE_PATH: "Content-Usage path must start with '/'; read as a preference: {!r}",
+    W.CONTENT_SIGNAL: "Content-Signal: {}",
 }
 
 

@@ -16,6 +16,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from .agent import crawler_name
+from .content_signals import SignalLines, cached_signals
 from .results import (
     CleanParam,
     RequestRate,
@@ -39,6 +40,7 @@ _FILE_LEVEL: Final = frozenset({W.TRUNCATED, W.TRUNCATED_LINE, W.TOO_MANY_RULES}
 # the two smallest so that "is a rule" is one comparison on the hot path.
 DISALLOW, ALLOW, USER_AGENT, SITEMAP = 0, 1, 2, 3
 CRAWL_DELAY, REQUEST_RATE, VISIT_TIME, HOST, CLEAN_PARAM, CONTENT_USAGE = 4, 5, 6, 7, 8, 9
+CONTENT_SIGNAL = 10
 UNKNOWN = 99
 
 #: Warnings kept per file; a hostile file cannot grow memory through them.
@@ -81,6 +83,7 @@ class RawGroup:
         "lines",
         "patterns",
         "request_rate",
+        "signals",
         "usage",
         "visit_time",
     )
@@ -97,6 +100,8 @@ class RawGroup:
         self.visit_time: VisitTime | None = None
         #: Content-Usage lines (raw path, preference as written, its reading, line).
         self.usage: UsageLines | None = None
+        #: Content-Signal lines; a group without any shares the file's default ones.
+        self.signals: SignalLines | None = None
 
     def freeze(self, room: int) -> bool:
         """Pack the rules, keeping at most ``room``; read-only afterwards.
@@ -153,6 +158,7 @@ class RulesBuilder:
         "_host",
         "_long_lines",
         "_policy",
+        "_signals",
         "group",
         "sitemaps",
         "warnings",
@@ -168,6 +174,8 @@ class RulesBuilder:
         self.sitemaps: dict[bytes, None] = {}
         self._host: str | None = None
         self._clean_params: list[CleanParam] = []
+        #: Content-Signal lines before the first group: the file's default.
+        self._signals: SignalLines | None = None
         #: (line, code, detail) records; the parser appends junk-line records itself.
         self.warnings: list[WarningRecord] = []
         # Over-long lines are found per chunk, ahead of the lines before them: kept
@@ -304,6 +312,22 @@ class RulesBuilder:
                 group.usage = UsageLines()
             group.usage.append(path, text, reading, line)
 
+    def _content_signal(self, line: int, value: bytes) -> None:
+        """``Content-Signal: label=yes|no, ...`` (contentsignals.org): kept per group;
+        before the first group, the file's default (see ``content_signals``)."""
+        reading, problems = cached_signals(value)
+        for problem in problems:
+            self.warn(line, W.CONTENT_SIGNAL, problem)
+        group = self.group
+        if group is None:
+            if self._signals is None:
+                self._signals = SignalLines(default=True)
+            self._signals.append(line, reading)
+            return
+        if group.signals is None:
+            group.signals = SignalLines()
+        group.signals.append(line, reading)
+
     def _clean_param(self, line: int, value: bytes) -> None:
         text = value.decode("utf-8", "replace")
         params, _, path = text.partition(" ")
@@ -337,11 +361,14 @@ class RulesBuilder:
         and the layout allows no import circle (tests/test_layering.py).
         """
         room, cut = MAX_RULES, False
+        default = self._signals
         for group in self._groups:
             if not group.freeze(room) and not cut:
                 cut = True  # one warning, at the first group that lost rules
                 self.warn(group.line, W.TOO_MANY_RULES, str(MAX_RULES))
             room -= len(group.lines)
+            if default is not None and group.signals is None:
+                group.signals = default
         return CollectedRules(
             self._groups,
             self._policy,
@@ -372,6 +399,7 @@ _HANDLERS: Final[dict[int, Callable[[RulesBuilder, int, bytes], None]]] = {
     HOST: RulesBuilder._host_line,
     CLEAN_PARAM: RulesBuilder._clean_param,
     CONTENT_USAGE: RulesBuilder._content_usage,
+    CONTENT_SIGNAL: RulesBuilder._content_signal,
 }
 
 

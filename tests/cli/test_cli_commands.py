@@ -384,3 +384,13 @@ async def test_store_file_survives_the_run(
     assert await asyncio.to_thread(main, explain) == 1
     assert requests == 1
     assert "Disallow: /private" in capsys.readouterr().out
+
+
+def test_lint_reports_content_signal_lines_that_do_not_parse(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Content-Signal part that is not label=yes|no is a warning on its line."""
+    body = "User-agent: *\nContent-Signal: search=yes, ai-train=maybe\nDisallow: /x\n"
+    main(["lint", "--json", write(tmp_path, body)])
+    record = json.loads(capsys.readouterr().out)
+    assert {(w["line"], w["code"]) for w in record["warnings"]} == {(2, "content-signal")}
