@@ -40,8 +40,10 @@ from .core.policy import FIRST_MATCH, GOOGLE, GOOGLE_REFERENCE, RFC9309, MatchPo
 from .core.results import CleanParam, Group, ParseWarning, RequestRate, Rule, Verdict, VisitTime
 from .core.robots import RobotsTxt
 from .core.sitemaps import SitemapLimits, SitemapUrl
+from .core.tdmrep import TdmAnswer, TdmRep, parse_tdmrep
 from .core.url import Origin, request_target, robots_url
 from .core.usage import UsagePreferences, UsageRule, combine_usage, usage_from_header
+from .core.usage_answer import UsageAnswer, UsageSource
 from .fetch.outcome import FetchOutcome
 from .fetch.policy import FetchPolicy, FetchPolicyName, Resolution
 
@@ -113,10 +115,14 @@ __all__ = [
     "StoreError",
     "StoreSchemaError",
     "StoredRobots",
+    "TdmAnswer",
+    "TdmRep",
     "URLTypeError",
+    "UsageAnswer",
     "UsagePreferences",
     "UsageRefusedError",
     "UsageRule",
+    "UsageSource",
     "Verdict",
     "VisitTime",
     "__version__",
@@ -124,6 +130,7 @@ __all__ = [
     "is_valid_token",
     "page_directives",
     "parse",
+    "parse_tdmrep",
     "product_token",
     "request_target",
     "require_token",

@@ -119,9 +119,10 @@ PINNED_ALL = {
         "PolicyName", "RFC9309", "RequestRate", "Resolution", "RobotsCache", "RobotsChecker",
         "RobotsError", "RobotsParser", "RobotsStore", "RobotsTxt", "Rule", "SQLiteStore",
         "SitemapError", "SitemapLimits", "SitemapStats", "SitemapUrl", "SitemapWalk",
-        "StoreError", "StoreSchemaError", "StoredRobots", "URLTypeError", "UsagePreferences",
-        "UsageRefusedError", "UsageRule", "Verdict", "VisitTime", "__version__",
-        "combine_usage", "is_valid_token", "page_directives", "parse", "product_token",
+        "StoreError", "StoreSchemaError", "StoredRobots", "TdmAnswer", "TdmRep", "URLTypeError",
+        "UsageAnswer", "UsagePreferences", "UsageRefusedError", "UsageRule", "UsageSource",
+        "Verdict", "VisitTime", "__version__", "combine_usage", "is_valid_token",
+        "page_directives", "parse", "parse_tdmrep", "product_token",
         "request_target", "require_token", "robots_url", "usage_from_header",
     ],
     "robots_async.contrib.aiohttp": [
