@@ -28,6 +28,7 @@ from ..fetch.body import StreamingFetcher
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ..fetch.fetcher import Fetcher
     from ..fetch.outcome import FetchOutcome
     from .cache import RobotsCache
 
@@ -67,15 +68,11 @@ class TdmRepCache:
     def __init__(
         self,
         cache: RobotsCache,
-        fetcher: object,
+        fetcher: Fetcher,
         *,
         max_entries: int = 10_000,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if not isinstance(fetcher, StreamingFetcher):
-            raise ConfigurationError(
-                "RobotsChecker.fetcher", fetcher, "a fetcher with fetch_into() (AiohttpFetcher)"
-            )
         if max_entries < 1:
             raise ConfigurationError("TdmRepCache(max_entries=)", max_entries, "an int >= 1")
         self._cache = cache
@@ -134,7 +131,13 @@ class TdmRepCache:
         async def attempt() -> FetchOutcome:
             sink = _Bytes(TDMREP_MAX_BYTES)
             sinks.append(sink)  # the lanes may start a fetch again: the last one counts
-            return await self._fetcher.fetch_into(url, sink)
+            if isinstance(self._fetcher, StreamingFetcher):
+                return await self._fetcher.fetch_into(url, sink)
+            # A fetcher without streaming (Scrapy's engine) keeps the body instead; it
+            # also reads it as robots.txt, wasted work on a file of a few entries.
+            outcome = await self._fetcher.fetch(url, keep_body=True)
+            sink.feed(outcome.body or b"")
+            return outcome
 
         self.fetches += 1
         policy = self._cache.policy

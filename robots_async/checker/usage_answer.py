@@ -12,10 +12,8 @@ import asyncio
 from typing import TYPE_CHECKING, overload
 
 from ..cache.tdmrep import TdmRepCache
-from ..core.errors import ConfigurationError
 from ..core.header_pairs import selected_headers
 from ..core.page_directives import page_directives
-from ..core.tdmrep import TdmAnswer
 from ..core.usage import usage_from_header
 from ..core.usage_answer import UsageAnswer, combine_sources
 from ..fetch.wire import wire_url
@@ -24,8 +22,10 @@ if TYPE_CHECKING:
     from ..cache.cache import RobotsCache
     from ..cache.entry import CacheEntry
     from ..core.robots import RobotsTxt
+    from ..core.tdmrep import TdmAnswer
     from ..core.url import Origin
     from ..core.usage import UsagePreferences
+    from ..fetch.fetcher import Fetcher
 
 __all__ = ["Body", "UsageChecks", "UsageSources", "usage_of"]
 
@@ -36,15 +36,14 @@ Body = bytes | bytearray | memoryview
 class UsageSources:
     """What a checker needs beyond robots.txt for :meth:`RobotsChecker.usage`."""
 
-    def __init__(self, cache: RobotsCache, fetcher: object) -> None:
+    def __init__(self, cache: RobotsCache, fetcher: Fetcher) -> None:
         self._cache = cache
         self._fetcher = fetcher
         self._tdm: TdmRepCache | None = None
-        self._tdm_refused: str | None = None
 
     @property
     def tdmrep(self) -> TdmRepCache | None:
-        """The tdmrep.json cache (None until first used or with a fetcher that cannot)."""
+        """The tdmrep.json cache (None until first used)."""
         return self._tdm
 
     async def answer(
@@ -76,13 +75,8 @@ class UsageSources:
             await self._tdm.aclose()
 
     async def _tdm_answer(self, url: str) -> TdmAnswer:
-        if self._tdm is None and self._tdm_refused is None:
-            try:
-                self._tdm = TdmRepCache(self._cache, self._fetcher)
-            except ConfigurationError:
-                self._tdm_refused = "this fetcher cannot fetch tdmrep.json (no fetch_into)"
         if self._tdm is None:
-            return TdmAnswer("unknown", reason=self._tdm_refused or "")
+            self._tdm = TdmRepCache(self._cache, self._fetcher)
         answer, _ = await self._tdm.lookup(url)
         return answer
 
