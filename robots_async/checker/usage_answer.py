@@ -21,6 +21,7 @@ from ..fetch.wire import wire_url
 if TYPE_CHECKING:
     from ..cache.cache import RobotsCache
     from ..cache.entry import CacheEntry
+    from ..core.page_directives import PageDirectives
     from ..core.robots import RobotsTxt
     from ..core.tdmrep import TdmAnswer
     from ..core.url import Origin
@@ -53,12 +54,15 @@ class UsageSources:
         token: str,
         headers: object,
         body: Body | None,
+        *,
+        page: PageDirectives | None = None,
     ) -> UsageAnswer:
-        """Every source for ``url``, combined (see core/usage_answer.py)."""
-        page = None
+        """Every source for ``url``, combined (see core/usage_answer.py); ``page``: the
+        directives of ``headers`` and ``body`` if the caller has read them already."""
         header_usage = None
         if headers is not None or body is not None:
-            page = page_directives(headers, body or b"", user_agent=token)
+            if page is None:
+                page = page_directives(headers, body or b"", user_agent=token)
             values = [value for _, value in selected_headers(headers, ("content-usage",))]
             header_usage = usage_from_header(values) if values else None
         return combine_sources(

@@ -280,6 +280,15 @@ SETTINGS: tuple[Setting, ...] = (
         _categories,
     ),
     Setting(
+        "ROBOTSASYNC_USAGE_SIGNALS",
+        "bool",
+        False,
+        "Also read TDMRep (tdmrep.json once per origin), Content-Signal and page "
+        "directives: response.meta['usage_answer'] and ['robots_directives'], and "
+        "ROBOTSASYNC_REFUSE_USAGE refuses on any of them.",
+        _bool,
+    ),
+    Setting(
         "ROBOTSASYNC_REDIS_URL",
         "str | None",
         None,
@@ -325,6 +334,7 @@ class ScrapyConfig:
     max_backoff: float
     private_redirects: PrivateRedirects
     refuse_usage: tuple[UsageCategory, ...]
+    usage_signals: bool
     redis_url: str | None
     redis_prefix: str
     store: str | None

@@ -57,6 +57,7 @@ from ._scrapy_settings import (
 )
 from ._scrapy_sitemaps import cached_robots_response, is_sitemap_spider_robots
 from ._scrapy_startup import report_startup_error
+from ._scrapy_usage import ScrapyUsageSignals
 from ._scrapy_waiting import WaitingRequests
 
 if TYPE_CHECKING:
@@ -200,6 +201,11 @@ class RobotsTxtMiddleware:
             ScrapyPacing(crawler, config, self._store, self.waiting) if config.pace else None
         )
         self._announced: dict[Origin, CacheEntry] = {}
+        self._signals = (
+            ScrapyUsageSignals(self.cache, fetcher, config.refuse_usage, self._inc)
+            if config.usage_signals
+            else None
+        )
         crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
@@ -266,10 +272,11 @@ class RobotsTxtMiddleware:
         entry, _ = await self.cache.get(origin)
         return entry
 
-    def process_response(
+    async def process_response(
         self, request: Request, response: Response, spider: Any = None
     ) -> Response:
-        """Publish the response's usage preferences; drop it if a refused one is "n"."""
+        """Publish the response's usage preferences; drop it if a refused one is "n"
+        (with ``ROBOTSASYNC_USAGE_SIGNALS``: by any source, see ``_scrapy_usage``)."""
         if _META_FLAG in request.meta:
             return response  # our own robots.txt request
         robots_usage = request.meta.pop(_USAGE_META, None) or UsagePreferences()
@@ -279,7 +286,19 @@ class RobotsTxtMiddleware:
         for category in CATEGORIES:
             self._inc(f"robotsasync/content_usage/{category}/{_SHORT[usage.get(category)]}")
         self._refuse_usage(request, usage, "response")
+        if self._signals is not None:
+            await self._read_signals(request, response)
         return response
+
+    async def _read_signals(self, request: Request, response: Response) -> None:
+        assert self._signals is not None
+        try:
+            origin = Origin.from_url(request.url)
+        except InvalidURLError:
+            return  # data:, file: ... no robots.txt or tdmrep.json governs them
+        entry, _ = await self.cache.get(origin)
+        token = product_token(self._user_agent(request))
+        await self._signals.read(request, response, entry.robots, token)
 
     def _refuse_usage(self, request: Request, usage: UsagePreferences, where: str) -> None:
         for category in self.config.refuse_usage:
@@ -370,6 +389,8 @@ class RobotsTxtMiddleware:
         try:
             if self._pacing is not None:
                 await self._pacing.close()
+            if self._signals is not None:
+                await self._signals.aclose()
             await self.cache.aclose()
         finally:
             if self._store is not None:

@@ -1,0 +1,57 @@
+"""ROBOTSASYNC_USAGE_SIGNALS: a real Scrapy crawl honours TDMRep, Content-Signal and page
+noai besides Content-Usage, and fetches tdmrep.json once per origin."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .conftest import run_crawl
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .conftest import Site
+
+pytestmark = pytest.mark.slow
+
+TDM = "/.well-known/tdmrep.json"
+SETTINGS = {
+    "REMOTE_CONTROL_ENABLED": False,
+    "ROBOTSASYNC_USAGE_SIGNALS": True,
+    "ROBOTSASYNC_REFUSE_USAGE": ["train-ai"],
+}
+HTML = {"Content-Type": "text/html"}
+
+
+def test_refuse_train_ai_from_every_source(site: Site, tmp_path: Path) -> None:
+    pages = site.host()
+    pages.serve("/robots.txt", "User-agent: *\nAllow: /\n")
+    pages.serve(TDM, json.dumps([{"location": "/reserved/*", "tdm-reservation": 1}]))
+    pages.serve("/plain", "<html><head><title>t</title></head></html>", headers=HTML)
+    pages.serve("/noai", '<html><head><meta name="robots" content="noai"></head>', headers=HTML)
+    pages.serve("/reserved/a", "<p>", headers=HTML)
+    pages.serve("/reserved/b", "<p>", headers=HTML)
+    signals = site.host()
+    signals.serve("/robots.txt", "User-agent: *\nContent-Signal: ai-train=no\nAllow: /\n")
+    signals.serve("/page", "<p>", headers=HTML)
+    urls = [pages.url(p) for p in ("/plain", "/noai", "/reserved/a", "/reserved/b")]
+    result = run_crawl(tmp_path, [*urls, signals.url("/page")], settings=SETTINGS)
+    assert [item["url"] for item in result.items] == [pages.url("/plain")]
+    ignored = {e["url"] for e in result.errors if e["error"] == "IgnoreRequest"}
+    assert ignored == {*urls[1:], signals.url("/page")}
+    assert result.stat("robotsasync/usage_answer/refused/train-ai") == 4
+    assert pages.count(TDM) == 1
+    assert signals.count(TDM) == 1
+
+
+def test_without_the_setting_nothing_new_is_fetched(site: Site, tmp_path: Path) -> None:
+    host = site.host()
+    host.serve("/robots.txt", "User-agent: *\nContent-Signal: ai-train=no\nAllow: /\n")
+    host.serve("/noai", '<html><head><meta name="robots" content="noai"></head>', headers=HTML)
+    settings = {"REMOTE_CONTROL_ENABLED": False, "ROBOTSASYNC_REFUSE_USAGE": ["train-ai"]}
+    result = run_crawl(tmp_path, [host.url("/noai")], settings=settings)
+    assert [item["url"] for item in result.items] == [host.url("/noai")]
+    assert host.count(TDM) == 0
