@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .cache.cache import CacheEntry, CacheStats, RobotsCache
 from .cache.sqlite import SQLiteStore
 from .cache.store import Lease, MemoryStore, RobotsStore, StoredRobots, StoreSchemaError
+from .checker.audit import AuditLog
 from .checker.checker import CheckerStats, Decision, RobotsChecker
 from .checker.refusal import DisallowedError, LocalLimitError, UsageRefusedError
 from .checker.sitemaps import SitemapStats, SitemapWalk
@@ -61,6 +62,7 @@ COMPILED = (_robots_module.__file__ or "").endswith(tuple(EXTENSION_SUFFIXES))
 
 __all__ = [
     "AiohttpFetcher",
+    "AuditLog",
     "COMPILED",
     "CacheEntry",
     "CacheStats",

@@ -109,7 +109,8 @@ def test_version_matches_metadata() -> None:
 #: (the layer packages core/, fetch/, cache/, checker/) may move freely.
 PINNED_ALL = {
     "robots_async": [
-        "AiohttpFetcher", "COMPILED", "CacheEntry", "CacheStats", "CheckerStats", "CleanParam",
+        "AiohttpFetcher", "AuditLog", "COMPILED", "CacheEntry", "CacheStats", "CheckerStats",
+        "CleanParam",
         "ClosedError", "ConfigurationError", "ConfigurationTypeError", "ContentSignals",
         "DEFAULT_MAX_BYTES", "Decision", "DirectiveSource", "DisallowedError", "EventLoopError",
         "FIRST_MATCH", "FetchOutcome", "FetchPolicy", "FetchPolicyName", "Fetcher", "GOOGLE",

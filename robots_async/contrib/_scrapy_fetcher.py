@@ -3,6 +3,7 @@ middlewares apply), with RFC 9309 hops and the SSRF guard."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from typing import TYPE_CHECKING, Protocol
@@ -254,7 +255,8 @@ class ScrapyFetcher:
         parser.feed(response.body)
         truncated = parser.truncated or "download_stopped" in response.flags
         robots = parser.close()
-        body = response.body[: self._policy.max_bytes] if keep_body else None
+        parsed = response.body[: self._policy.max_bytes]
+        body = parsed if keep_body else None
         return chain.outcome(
             elapsed,
             response.status,
@@ -263,6 +265,7 @@ class ScrapyFetcher:
             bytes_read=parser.bytes_seen,
             truncated=truncated,
             body=body,
+            body_sha256=hashlib.sha256(parsed).hexdigest(),
         )
 
 

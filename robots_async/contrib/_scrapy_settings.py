@@ -92,6 +92,14 @@ def _bool(value: object) -> object:
     raise ValueError("True, False, 1, 0 or their spellings '1', '0', 'true', 'false'")
 
 
+def _audit_path(value: object) -> object:
+    if value is None:
+        return None
+    if isinstance(value, str) and value:
+        return value
+    raise ValueError("a file path (str) or None")
+
+
 def _redis_url(value: object) -> object:
     if value in (None, ""):
         return None
@@ -280,6 +288,14 @@ SETTINGS: tuple[Setting, ...] = (
         _categories,
     ),
     Setting(
+        "ROBOTSASYNC_AUDIT_LOG",
+        "str | None",
+        None,
+        "Append one JSON line per response (verdict, deciding robots.txt line, its "
+        "sha256, usage sources) to this file; None: no log (docs/opt-outs.md).",
+        _audit_path,
+    ),
+    Setting(
         "ROBOTSASYNC_USAGE_SIGNALS",
         "bool",
         False,
@@ -335,6 +351,7 @@ class ScrapyConfig:
     private_redirects: PrivateRedirects
     refuse_usage: tuple[UsageCategory, ...]
     usage_signals: bool
+    audit_log: str | None
     redis_url: str | None
     redis_prefix: str
     store: str | None

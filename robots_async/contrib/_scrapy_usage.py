@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..cache.cache import RobotsCache
     from ..core.robots import RobotsTxt
     from ..core.usage import UsageCategory
+    from ..core.usage_answer import UsageAnswer
     from ..fetch.fetcher import Fetcher
 
 __all__ = ["ANSWER_META", "DIRECTIVES_META", "ScrapyUsageSignals"]
@@ -53,9 +54,8 @@ class ScrapyUsageSignals:
 
     async def read(
         self, request: Request, response: Response, robots: RobotsTxt, token: str
-    ) -> None:
-        """Publish the directives and answer on ``request.meta``; raise IgnoreRequest if
-        a refused category is disallowed by any source."""
+    ) -> UsageAnswer:
+        """Publish the page's directives and the combined answer on ``request.meta``."""
         body = response.body if _is_text(response) else b""
         page = page_directives(response.headers, body, user_agent=token)
         answer = await self._sources.answer(
@@ -63,6 +63,10 @@ class ScrapyUsageSignals:
         )
         request.meta[DIRECTIVES_META] = page
         request.meta[ANSWER_META] = answer
+        return answer
+
+    def refuse(self, request: Request, answer: UsageAnswer) -> None:
+        """Raise IgnoreRequest if a refused category is disallowed by any source."""
         for category in self._refuse:
             refusing = answer.refusing([category])
             if refusing:

@@ -36,6 +36,7 @@ except ImportError as exc:  # pragma: no cover - exercised without Scrapy instal
     ) from exc
 
 from ..cache.cache import RobotsCache
+from ..checker.audit import AuditLog
 from ..core.agent import product_token
 from ..core.errors import InvalidURLError
 from ..core.parser import parse
@@ -206,6 +207,7 @@ class RobotsTxtMiddleware:
             if config.usage_signals
             else None
         )
+        self._audit = AuditLog(config.audit_log) if config.audit_log else None
         crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
@@ -285,20 +287,28 @@ class RobotsTxtMiddleware:
         request.meta[USAGE_META] = usage
         for category in CATEGORIES:
             self._inc(f"robotsasync/content_usage/{category}/{_SHORT[usage.get(category)]}")
-        self._refuse_usage(request, usage, "response")
-        if self._signals is not None:
+        if self._signals is not None or self._audit is not None:
             await self._read_signals(request, response)
+        self._refuse_usage(request, usage, "response")
         return response
 
     async def _read_signals(self, request: Request, response: Response) -> None:
-        assert self._signals is not None
+        """Every signal (ROBOTSASYNC_USAGE_SIGNALS) and the audit line of a response;
+        the line is written before any refusal, so refused responses are logged too."""
         try:
             origin = Origin.from_url(request.url)
         except InvalidURLError:
             return  # data:, file: ... no robots.txt or tdmrep.json governs them
         entry, _ = await self.cache.get(origin)
         token = product_token(self._user_agent(request))
-        await self._signals.read(request, response, entry.robots, token)
+        answer = None
+        if self._signals is not None:
+            answer = await self._signals.read(request, response, entry.robots, token)
+        if self._audit is not None:
+            verdict = entry.robots.explain(request.url, robots_token=token)
+            await self._audit.write(request.url, verdict, entry, answer)
+        if self._signals is not None and answer is not None:
+            self._signals.refuse(request, answer)
 
     def _refuse_usage(self, request: Request, usage: UsagePreferences, where: str) -> None:
         for category in self.config.refuse_usage:
@@ -391,6 +401,8 @@ class RobotsTxtMiddleware:
                 await self._pacing.close()
             if self._signals is not None:
                 await self._signals.aclose()
+            if self._audit is not None:
+                await self._audit.aclose()
             await self.cache.aclose()
         finally:
             if self._store is not None:

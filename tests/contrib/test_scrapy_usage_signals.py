@@ -3,8 +3,10 @@ noai besides Content-Usage, and fetches tdmrep.json once per origin."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -24,27 +26,43 @@ SETTINGS = {
     "ROBOTSASYNC_REFUSE_USAGE": ["train-ai"],
 }
 HTML = {"Content-Type": "text/html"}
+PLAIN_ROBOTS = "User-agent: *\nAllow: /\n"
+SIGNAL_ROBOTS = "User-agent: *\nContent-Signal: ai-train=no\nAllow: /\n"
 
 
 def test_refuse_train_ai_from_every_source(site: Site, tmp_path: Path) -> None:
     pages = site.host()
-    pages.serve("/robots.txt", "User-agent: *\nAllow: /\n")
+    pages.serve("/robots.txt", PLAIN_ROBOTS)
     pages.serve(TDM, json.dumps([{"location": "/reserved/*", "tdm-reservation": 1}]))
     pages.serve("/plain", "<html><head><title>t</title></head></html>", headers=HTML)
     pages.serve("/noai", '<html><head><meta name="robots" content="noai"></head>', headers=HTML)
     pages.serve("/reserved/a", "<p>", headers=HTML)
     pages.serve("/reserved/b", "<p>", headers=HTML)
     signals = site.host()
-    signals.serve("/robots.txt", "User-agent: *\nContent-Signal: ai-train=no\nAllow: /\n")
+    signals.serve("/robots.txt", SIGNAL_ROBOTS)
     signals.serve("/page", "<p>", headers=HTML)
     urls = [pages.url(p) for p in ("/plain", "/noai", "/reserved/a", "/reserved/b")]
-    result = run_crawl(tmp_path, [*urls, signals.url("/page")], settings=SETTINGS)
+    audit = tmp_path / "audit.jsonl"
+    settings = {**SETTINGS, "ROBOTSASYNC_AUDIT_LOG": str(audit)}
+    result = run_crawl(tmp_path, [*urls, signals.url("/page")], settings=settings)
     assert [item["url"] for item in result.items] == [pages.url("/plain")]
     ignored = {e["url"] for e in result.errors if e["error"] == "IgnoreRequest"}
     assert ignored == {*urls[1:], signals.url("/page")}
     assert result.stat("robotsasync/usage_answer/refused/train-ai") == 4
     assert pages.count(TDM) == 1
     assert signals.count(TDM) == 1
+    # The audit log: one line per response (refused ones too), with robots.txt's sha256.
+    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert sorted(line["url"] for line in lines) == sorted([*urls, signals.url("/page")])
+    sha = {
+        urlsplit(pages.url("/")).netloc: hashlib.sha256(PLAIN_ROBOTS.encode()).hexdigest(),
+        urlsplit(signals.url("/")).netloc: hashlib.sha256(SIGNAL_ROBOTS.encode()).hexdigest(),
+    }
+    for line in lines:
+        assert line["robots_sha256"] == sha[urlsplit(line["url"]).netloc]
+        assert line["allowed"] is True
+    refused = {line["url"] for line in lines if line["usage"].get("train-ai") == "disallowed"}
+    assert refused == {*urls[1:], signals.url("/page")}
 
 
 def test_without_the_setting_nothing_new_is_fetched(site: Site, tmp_path: Path) -> None:
