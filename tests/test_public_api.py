@@ -135,9 +135,9 @@ PINNED_ALL = {
         "content_usage",
     ],
     "robots_async.contrib.scrapy": [
-        "SETTINGS", "ConfigurationError", "ConfigurationTypeError", "RobotParser",
-        "RobotsTxtMiddleware", "ScrapyConfig", "ScrapyFetcher", "Setting", "UnknownSettingError",
-        "classify_scrapy_error", "fetch_policy_from", "read_settings",
+        "SETTINGS", "ConfigurationError", "ConfigurationTypeError", "NofollowMiddleware",
+        "RobotParser", "RobotsTxtMiddleware", "ScrapyConfig", "ScrapyFetcher", "Setting",
+        "UnknownSettingError", "classify_scrapy_error", "fetch_policy_from", "read_settings",
     ],
     "robots_async.contrib.redis": ["RedisStore"],
     "robots_async.cli": ["build_parser", "main"],

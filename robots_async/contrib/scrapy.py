@@ -46,6 +46,7 @@ from ..fetch.addresses import is_public
 from ._scrapy_config import _require_asyncio, _store_from, fetch_policy_from
 from ._scrapy_errors import classify_scrapy_error
 from ._scrapy_fetcher import _META_FLAG, ROBOTS_PRIORITY, ScrapyFetcher
+from ._scrapy_nofollow import NofollowMiddleware
 from ._scrapy_pace import ScrapyPacing
 from ._scrapy_settings import (
     SETTINGS,
@@ -75,6 +76,7 @@ __all__ = [
     "SETTINGS",
     "ConfigurationError",
     "ConfigurationTypeError",
+    "NofollowMiddleware",
     "RobotParser",
     "RobotsTxtMiddleware",
     "ScrapyConfig",

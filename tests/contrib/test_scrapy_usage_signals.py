@@ -73,3 +73,27 @@ def test_without_the_setting_nothing_new_is_fetched(site: Site, tmp_path: Path) 
     result = run_crawl(tmp_path, [host.url("/noai")], settings=settings)
     assert [item["url"] for item in result.items] == [host.url("/noai")]
     assert host.count(TDM) == 0
+
+
+NOFOLLOW_PAGE = '<html><head><meta name="robots" content="nofollow"></head><a href="/b">b</a>'
+FOLLOW_PAGE = '<html><head><meta name="otherbot" content="nofollow"></head><a href="/d">d</a>'
+
+
+def test_nofollow_middleware_follows_no_link_of_a_nofollow_page(site: Site, tmp_path: Path) -> None:
+    host = site.host()
+    host.serve("/robots.txt", PLAIN_ROBOTS)
+    host.serve("/a", NOFOLLOW_PAGE, headers=HTML)
+    host.serve("/b", "<p>", headers=HTML)
+    host.serve("/c", FOLLOW_PAGE, headers=HTML)  # scoped to another crawler: followed
+    host.serve("/d", "<p>", headers=HTML)
+    host.serve("/e", '<a href="/b">b</a>', headers={**HTML, "X-Robots-Tag": "nofollow"})
+    settings = {
+        "REMOTE_CONTROL_ENABLED": False,
+        "SPIDER_MIDDLEWARES": {"robots_async.contrib.scrapy.NofollowMiddleware": 50},
+    }
+    starts = [host.url(p) for p in ("/a", "/c", "/e")]
+    meta = {url: {"follow_links": True} for url in starts}
+    result = run_crawl(tmp_path, starts, settings=settings, meta=meta)
+    assert sorted(item["url"] for item in result.items) == sorted([*starts, host.url("/d")])
+    assert host.count("/b") == 0
+    assert result.stat("robotsasync/nofollow/dropped") == 2
