@@ -276,7 +276,7 @@ class AiohttpFetcher:
         self, response: aiohttp.ClientResponse, keep_body: bool, decoder: StackDecoder | None
     ) -> tuple[RobotsTxt, int, bool, bytes | None, str]:
         """Stream the decoded body into the parser; stop at max_bytes. Also its SHA-256
-        (what was parsed: ~0.3 ms for 500 KB, beside a parse of ~10 ms)."""
+        (what was parsed: 0.7 ms for 500 KB measured, beside its 10 ms parse)."""
         limit: int | None = self._policy.max_bytes  # None: no limit (RobotsParser's too)
         parser = RobotsParser(self._match_policy, max_bytes=limit)
         kept = bytearray()
