@@ -128,7 +128,7 @@ PINNED_ALL = {
     ],
     "robots_async.contrib.aiohttp": [
         "DisallowedError", "LocalLimitError", "RobotsMiddleware", "UsageRefusedError",
-        "content_usage",
+        "content_usage", "usage_answer",
     ],
     "robots_async.contrib.httpx": [
         "DisallowedError", "LocalLimitError", "RobotsTransport", "UsageRefusedError",
