@@ -56,9 +56,12 @@ class UsageSources:
         body: Body | None,
         *,
         page: PageDirectives | None = None,
+        turns: asyncio.Lock | None = None,
     ) -> UsageAnswer:
         """Every source for ``url``, combined (see core/usage_answer.py); ``page``: the
-        directives of ``headers`` and ``body`` if the caller has read them already."""
+        directives of ``headers`` and ``body`` if the caller has read them already;
+        ``turns``: the checker's lock that indexes large Content-Usage sets one at a
+        time (see :func:`usage_of`)."""
         header_usage = None
         if headers is not None or body is not None:
             if page is None:
@@ -66,7 +69,11 @@ class UsageSources:
             values = [value for _, value in selected_headers(headers, ("content-usage",))]
             header_usage = usage_from_header(values) if values else None
         return combine_sources(
-            robots_usage=robots.usage(url, robots_token=token),
+            robots_usage=(
+                robots.usage(url, robots_token=token)
+                if turns is None
+                else await usage_of(robots, url, token, turns)
+            ),
             signals=robots.content_signals(url, robots_token=token),
             tdm_file=await self._tdm_answer(url),
             page=page,
@@ -139,7 +146,9 @@ class UsageChecks:
         token = self._token_for(user_agent)
         if headers is None and body is None:
             return await usage_of(entry.robots, url, token, self._usage_turns)
-        return await self._usage_sources.answer(entry.robots, url, token, headers, body)
+        return await self._usage_sources.answer(
+            entry.robots, url, token, headers, body, turns=self._usage_turns
+        )
 
 
 #: Content-Usage rules above which a first question waits its turn to index them.
