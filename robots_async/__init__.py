@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .cache.cache import CacheEntry, CacheStats, RobotsCache
 from .cache.sqlite import SQLiteStore
 from .cache.store import Lease, MemoryStore, RobotsStore, StoredRobots, StoreSchemaError
+from .checker.audit import AuditLog
 from .checker.checker import CheckerStats, Decision, RobotsChecker
 from .checker.refusal import DisallowedError, LocalLimitError, UsageRefusedError
 from .checker.sitemaps import SitemapStats, SitemapWalk
@@ -40,8 +41,10 @@ from .core.policy import FIRST_MATCH, GOOGLE, GOOGLE_REFERENCE, RFC9309, MatchPo
 from .core.results import CleanParam, Group, ParseWarning, RequestRate, Rule, Verdict, VisitTime
 from .core.robots import RobotsTxt
 from .core.sitemaps import SitemapLimits, SitemapUrl
+from .core.tdmrep import TdmAnswer, TdmRep, parse_tdmrep
 from .core.url import Origin, request_target, robots_url
 from .core.usage import UsagePreferences, UsageRule, combine_usage, usage_from_header
+from .core.usage_answer import UsageAnswer, UsageSource
 from .fetch.outcome import FetchOutcome
 from .fetch.policy import FetchPolicy, FetchPolicyName, Resolution
 
@@ -59,6 +62,7 @@ COMPILED = (_robots_module.__file__ or "").endswith(tuple(EXTENSION_SUFFIXES))
 
 __all__ = [
     "AiohttpFetcher",
+    "AuditLog",
     "COMPILED",
     "CacheEntry",
     "CacheStats",
@@ -113,10 +117,14 @@ __all__ = [
     "StoreError",
     "StoreSchemaError",
     "StoredRobots",
+    "TdmAnswer",
+    "TdmRep",
     "URLTypeError",
+    "UsageAnswer",
     "UsagePreferences",
     "UsageRefusedError",
     "UsageRule",
+    "UsageSource",
     "Verdict",
     "VisitTime",
     "__version__",
@@ -124,6 +132,7 @@ __all__ = [
     "is_valid_token",
     "page_directives",
     "parse",
+    "parse_tdmrep",
     "product_token",
     "request_target",
     "require_token",

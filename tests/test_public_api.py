@@ -109,7 +109,8 @@ def test_version_matches_metadata() -> None:
 #: (the layer packages core/, fetch/, cache/, checker/) may move freely.
 PINNED_ALL = {
     "robots_async": [
-        "AiohttpFetcher", "COMPILED", "CacheEntry", "CacheStats", "CheckerStats", "CleanParam",
+        "AiohttpFetcher", "AuditLog", "COMPILED", "CacheEntry", "CacheStats", "CheckerStats",
+        "CleanParam",
         "ClosedError", "ConfigurationError", "ConfigurationTypeError", "ContentSignals",
         "DEFAULT_MAX_BYTES", "Decision", "DirectiveSource", "DisallowedError", "EventLoopError",
         "FIRST_MATCH", "FetchOutcome", "FetchPolicy", "FetchPolicyName", "Fetcher", "GOOGLE",
@@ -119,23 +120,24 @@ PINNED_ALL = {
         "PolicyName", "RFC9309", "RequestRate", "Resolution", "RobotsCache", "RobotsChecker",
         "RobotsError", "RobotsParser", "RobotsStore", "RobotsTxt", "Rule", "SQLiteStore",
         "SitemapError", "SitemapLimits", "SitemapStats", "SitemapUrl", "SitemapWalk",
-        "StoreError", "StoreSchemaError", "StoredRobots", "URLTypeError", "UsagePreferences",
-        "UsageRefusedError", "UsageRule", "Verdict", "VisitTime", "__version__",
-        "combine_usage", "is_valid_token", "page_directives", "parse", "product_token",
+        "StoreError", "StoreSchemaError", "StoredRobots", "TdmAnswer", "TdmRep", "URLTypeError",
+        "UsageAnswer", "UsagePreferences", "UsageRefusedError", "UsageRule", "UsageSource",
+        "Verdict", "VisitTime", "__version__", "combine_usage", "is_valid_token",
+        "page_directives", "parse", "parse_tdmrep", "product_token",
         "request_target", "require_token", "robots_url", "usage_from_header",
     ],
     "robots_async.contrib.aiohttp": [
         "DisallowedError", "LocalLimitError", "RobotsMiddleware", "UsageRefusedError",
-        "content_usage",
+        "content_usage", "usage_answer",
     ],
     "robots_async.contrib.httpx": [
         "DisallowedError", "LocalLimitError", "RobotsTransport", "UsageRefusedError",
         "content_usage",
     ],
     "robots_async.contrib.scrapy": [
-        "SETTINGS", "ConfigurationError", "ConfigurationTypeError", "RobotParser",
-        "RobotsTxtMiddleware", "ScrapyConfig", "ScrapyFetcher", "Setting", "UnknownSettingError",
-        "classify_scrapy_error", "fetch_policy_from", "read_settings",
+        "SETTINGS", "ConfigurationError", "ConfigurationTypeError", "NofollowMiddleware",
+        "RobotParser", "RobotsTxtMiddleware", "ScrapyConfig", "ScrapyFetcher", "Setting",
+        "UnknownSettingError", "classify_scrapy_error", "fetch_policy_from", "read_settings",
     ],
     "robots_async.contrib.redis": ["RedisStore"],
     "robots_async.cli": ["build_parser", "main"],

@@ -21,6 +21,7 @@ from ..fetch.wire import PLAIN_URL, wire_url
 from .paced import PacedChecks
 from .pacing import PaceBy, Pacer, PaceSettings
 from .unclosed import creation_site, warn_unclosed
+from .usage_answer import UsageChecks, UsageSources, usage_of
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from ..cache.store import RobotsStore
     from ..core.policy import MatchPolicy, PolicyName
     from ..core.results import RequestRate, Verdict
-    from ..core.robots import RobotsTxt
     from ..core.usage import UsagePreferences
     from ..fetch.fetcher import Fetcher
     from ..fetch.outcome import FetchOutcome
@@ -87,7 +87,7 @@ class CheckerStats:
     pace_store_errors: int = 0
 
 
-class RobotsChecker(PacedChecks, AsyncClosing):
+class RobotsChecker(PacedChecks, UsageChecks, AsyncClosing):
     """Answers "may I fetch this URL?" for a crawler, fetching robots.txt as needed.
 
     Every method taking a URL accepts a ``str``, a ``yarl.URL``, an ``httpx.URL`` or
@@ -187,6 +187,7 @@ class RobotsChecker(PacedChecks, AsyncClosing):
             robots_token=self._token,
         )
         self._owns = (owns_fetcher, cache is None)
+        self._usage_sources = UsageSources(self._cache, self._fetcher)
         self._clock = clock
         settings = PaceSettings(min_delay, max_delay, pace_by, max_retry_after, max_backoff)
         self._pacer = Pacer(store, settings, clock=clock, sleep=sleep)
@@ -304,22 +305,10 @@ class RobotsChecker(PacedChecks, AsyncClosing):
             entry.fetched_at,
             entry.expires_at,
             entry.outcome,
-            await _usage_of(entry.robots, url, token, self._usage_turns)
+            await usage_of(entry.robots, url, token, self._usage_turns)
             if verdict.allowed
             else None,
         )
-
-    async def usage(self, url: object, *, user_agent: str | None = None) -> UsagePreferences | None:
-        """AI usage preferences for ``url`` from robots.txt (draft-ietf-aipref-attach).
-
-        None when ``url`` may not be fetched at all; combine with the response's own
-        ``Content-Usage`` header with :func:`robots_async.usage_from_header` and
-        :func:`robots_async.combine_usage`.
-        """
-        url = wire_url(url)
-        entry, _ = await self._entry(self._origin(url))
-        token = self._token_for(user_agent)
-        return await _usage_of(entry.robots, url, token, self._usage_turns)
 
     async def robots(self, url: object) -> CacheEntry:
         """The cache entry (rules, source, outcome, times) for ``url``'s origin."""
@@ -381,6 +370,7 @@ class RobotsChecker(PacedChecks, AsyncClosing):
         if self._loop is not None and self._loop is not asyncio.get_running_loop():
             self._bind()
         owns_fetcher, owns_cache = self._owns
+        await self._usage_sources.aclose()
         if owns_cache:
             await self._cache.aclose()
         if owns_fetcher:
@@ -429,25 +419,3 @@ class RobotsChecker(PacedChecks, AsyncClosing):
         token = _cached_token(user_agent)
         self._last_agent = (user_agent, token)
         return token
-
-
-#: Content-Usage rules above which a first question waits its turn to index them.
-_USAGE_ON_LOOP = 1000
-
-
-async def _usage_of(
-    robots: RobotsTxt, url: str, token: str, turns: asyncio.Lock
-) -> UsagePreferences | None:
-    """``robots.usage()`` for ``url``; the first question on a large file in turn.
-
-    One large index is built at a time: 60 files of 500 KB of rules asked at once were
-    all indexed in one loop iteration (their questions were ready together), a stall
-    the sum of their builds; in turn, each build (~17 ms) is its own step and the loop
-    runs between them. A worker thread did not help: the builds are pure Python and
-    starved the loop of the GIL (1 s stalls measured).
-    """
-    if robots._usage_unindexed(token) > _USAGE_ON_LOOP:
-        async with turns:
-            await asyncio.sleep(0)  # let what became ready meanwhile run first
-            return robots.usage(url, robots_token=token)
-    return robots.usage(url, robots_token=token)

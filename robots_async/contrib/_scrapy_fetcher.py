@@ -3,6 +3,7 @@ middlewares apply), with RFC 9309 hops and the SSRF guard."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 import zlib
@@ -270,7 +271,8 @@ class ScrapyFetcher:
         parser.feed(body)
         truncated = parser.truncated or "download_stopped" in response.flags
         robots = parser.close()
-        kept = body[: self._policy.max_bytes] if keep_body else None
+        parsed = body[: self._policy.max_bytes]
+        kept = parsed if keep_body else None
         return chain.outcome(
             elapsed,
             response.status,
@@ -279,6 +281,7 @@ class ScrapyFetcher:
             bytes_read=parser.bytes_seen,
             truncated=truncated,
             body=kept,
+            body_sha256=hashlib.sha256(parsed).hexdigest(),
         )
 
 

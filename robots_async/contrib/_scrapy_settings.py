@@ -92,6 +92,14 @@ def _bool(value: object) -> object:
     raise ValueError("True, False, 1, 0 or their spellings '1', '0', 'true', 'false'")
 
 
+def _audit_path(value: object) -> object:
+    if value is None:
+        return None
+    if isinstance(value, str) and value:
+        return value
+    raise ValueError("a file path (str) or None")
+
+
 def _redis_url(value: object) -> object:
     if value in (None, ""):
         return None
@@ -280,6 +288,23 @@ SETTINGS: tuple[Setting, ...] = (
         _categories,
     ),
     Setting(
+        "ROBOTSASYNC_AUDIT_LOG",
+        "str | None",
+        None,
+        "Append one JSON line per response (verdict, deciding robots.txt line, its "
+        "sha256, usage sources) to this file; None: no log (docs/opt-outs.md).",
+        _audit_path,
+    ),
+    Setting(
+        "ROBOTSASYNC_USAGE_SIGNALS",
+        "bool",
+        False,
+        "Also read TDMRep (tdmrep.json once per origin), Content-Signal and page "
+        "directives: response.meta['usage_answer'] and ['robots_directives'], and "
+        "ROBOTSASYNC_REFUSE_USAGE refuses on any of them.",
+        _bool,
+    ),
+    Setting(
         "ROBOTSASYNC_REDIS_URL",
         "str | None",
         None,
@@ -325,6 +350,8 @@ class ScrapyConfig:
     max_backoff: float
     private_redirects: PrivateRedirects
     refuse_usage: tuple[UsageCategory, ...]
+    usage_signals: bool
+    audit_log: str | None
     redis_url: str | None
     redis_prefix: str
     store: str | None

@@ -4,6 +4,7 @@
     async with aiohttp.ClientSession(middlewares=(RobotsMiddleware(checker),)) as s:
         async with s.get(url) as response:   # DisallowedError if robots.txt forbids it
             content_usage(response)          # AI usage preferences (robots.txt + header)
+            await usage_answer(response, await response.read())  # every opt-out signal
 
 One identity: a request without a User-Agent of its own (aiohttp's default
 ``Python/3.x aiohttp/3.y`` counts as none) is sent with the checker's; a request with
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from aiohttp.client_middlewares import ClientHandlerType
 
     from ..core.usage import UsageCategory
+    from ..core.usage_answer import UsageAnswer
 
 __all__ = [
     "DisallowedError",
@@ -41,12 +43,15 @@ __all__ = [
     "RobotsMiddleware",
     "UsageRefusedError",
     "content_usage",
+    "usage_answer",
 ]
 
 _SCHEMES = frozenset({"http", "https"})
 _REDIRECTS = _refusal.REDIRECTS
 #: Preferences of the responses that passed through a middleware (see content_usage).
 _USAGE: WeakKeyDictionary[ClientResponse, UsagePreferences] = WeakKeyDictionary()
+#: The checker and User-Agent that judged each such response (see usage_answer).
+_JUDGED: WeakKeyDictionary[ClientResponse, tuple[RobotsChecker, str | None]] = WeakKeyDictionary()
 
 
 class DisallowedError(_refusal.DisallowedError, aiohttp.ClientError):
@@ -81,6 +86,19 @@ def content_usage(response: ClientResponse) -> UsagePreferences | None:
     schemes, or a session without the middleware).
     """
     return _USAGE.get(response)
+
+
+async def usage_answer(response: ClientResponse, body: bytes | None = None) -> UsageAnswer | None:
+    """Every opt-out signal for a response fetched through :class:`RobotsMiddleware`,
+    combined (robots.txt Content-Usage and Content-Signal, TDMRep, page directives,
+    the Content-Usage header: :meth:`RobotsChecker.usage`). Pass ``body`` (``await
+    response.read()``) to read ``<meta>`` directives too. None as for content_usage.
+    """
+    judged = _JUDGED.get(response)
+    if judged is None:
+        return None
+    checker, user_agent = judged
+    return await checker.usage(str(response.url), response.headers, body, user_agent=user_agent)
 
 
 def _require_checker(checker: object) -> RobotsChecker:
@@ -157,6 +175,7 @@ class RobotsMiddleware:
             usage_from_header(response.headers.getall("Content-Usage", ())),
         )
         _USAGE[response] = usage
+        _JUDGED[response] = (checker, user_agent)
         if self.refuse_usage and response.status not in _REDIRECTS:
             for category in self.refuse_usage:
                 if usage.disallows(category):

@@ -36,6 +36,7 @@ except ImportError as exc:  # pragma: no cover - exercised without Scrapy instal
     ) from exc
 
 from ..cache.cache import RobotsCache
+from ..checker.audit import AuditLog
 from ..core.agent import product_token
 from ..core.errors import InvalidURLError
 from ..core.parser import parse
@@ -45,6 +46,7 @@ from ..fetch.addresses import is_public
 from ._scrapy_config import _require_asyncio, _store_from, fetch_policy_from
 from ._scrapy_errors import classify_scrapy_error
 from ._scrapy_fetcher import _META_FLAG, ROBOTS_PRIORITY, ScrapyFetcher
+from ._scrapy_nofollow import NofollowMiddleware
 from ._scrapy_pace import ScrapyPacing
 from ._scrapy_settings import (
     SETTINGS,
@@ -57,6 +59,7 @@ from ._scrapy_settings import (
 )
 from ._scrapy_sitemaps import cached_robots_response, is_sitemap_spider_robots
 from ._scrapy_startup import report_startup_error
+from ._scrapy_usage import ScrapyUsageSignals
 from ._scrapy_waiting import WaitingRequests
 
 if TYPE_CHECKING:
@@ -73,6 +76,7 @@ __all__ = [
     "SETTINGS",
     "ConfigurationError",
     "ConfigurationTypeError",
+    "NofollowMiddleware",
     "RobotParser",
     "RobotsTxtMiddleware",
     "ScrapyConfig",
@@ -200,6 +204,12 @@ class RobotsTxtMiddleware:
             ScrapyPacing(crawler, config, self._store, self.waiting) if config.pace else None
         )
         self._announced: dict[Origin, CacheEntry] = {}
+        self._signals = (
+            ScrapyUsageSignals(self.cache, fetcher, config.refuse_usage, self._inc)
+            if config.usage_signals
+            else None
+        )
+        self._audit = AuditLog(config.audit_log) if config.audit_log else None
         crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
@@ -266,10 +276,11 @@ class RobotsTxtMiddleware:
         entry, _ = await self.cache.get(origin)
         return entry
 
-    def process_response(
+    async def process_response(
         self, request: Request, response: Response, spider: Any = None
     ) -> Response:
-        """Publish the response's usage preferences; drop it if a refused one is "n"."""
+        """Publish the response's usage preferences; drop it if a refused one is "n"
+        (with ``ROBOTSASYNC_USAGE_SIGNALS``: by any source, see ``_scrapy_usage``)."""
         if _META_FLAG in request.meta:
             return response  # our own robots.txt request
         robots_usage = request.meta.pop(_USAGE_META, None) or UsagePreferences()
@@ -278,8 +289,28 @@ class RobotsTxtMiddleware:
         request.meta[USAGE_META] = usage
         for category in CATEGORIES:
             self._inc(f"robotsasync/content_usage/{category}/{_SHORT[usage.get(category)]}")
+        if self._signals is not None or self._audit is not None:
+            await self._read_signals(request, response)
         self._refuse_usage(request, usage, "response")
         return response
+
+    async def _read_signals(self, request: Request, response: Response) -> None:
+        """Every signal (ROBOTSASYNC_USAGE_SIGNALS) and the audit line of a response;
+        the line is written before any refusal, so refused responses are logged too."""
+        try:
+            origin = Origin.from_url(request.url)
+        except InvalidURLError:
+            return  # data:, file: ... no robots.txt or tdmrep.json governs them
+        entry, _ = await self.cache.get(origin)
+        token = product_token(self._user_agent(request))
+        answer = None
+        if self._signals is not None:
+            answer = await self._signals.read(request, response, entry.robots, token)
+        if self._audit is not None:
+            verdict = entry.robots.explain(request.url, robots_token=token)
+            await self._audit.write(request.url, verdict, entry, answer)
+        if self._signals is not None and answer is not None:
+            self._signals.refuse(request, answer)
 
     def _refuse_usage(self, request: Request, usage: UsagePreferences, where: str) -> None:
         for category in self.config.refuse_usage:
@@ -370,6 +401,10 @@ class RobotsTxtMiddleware:
         try:
             if self._pacing is not None:
                 await self._pacing.close()
+            if self._signals is not None:
+                await self._signals.aclose()
+            if self._audit is not None:
+                await self._audit.aclose()
             await self.cache.aclose()
         finally:
             if self._store is not None:

@@ -106,6 +106,7 @@ class RedirectChain:
         bytes_read: int = 0,
         truncated: bool = False,
         body: bytes | None = None,
+        body_sha256: str | None = None,
     ) -> FetchOutcome:
         """The :class:`FetchOutcome` of this chain."""
         return FetchOutcome(
@@ -123,6 +124,7 @@ class RedirectChain:
             robots=robots,
             body=body,
             headers=observed_headers(headers) if headers is not None else (),
+            body_sha256=body_sha256,
         )
 
 

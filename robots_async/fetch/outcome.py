@@ -69,6 +69,9 @@ class FetchOutcome:
     #: The final response's headers that caching depends on, as (name, value) pairs
     #: (:data:`SHARED_HEADERS`): what a shared-store record passes on.
     headers: tuple[tuple[str, str], ...] = ()
+    #: SHA-256 (hex) of the body bytes parsed (decoded, at most max_bytes) of a 2xx
+    #: response: which file a verdict came from, for an audit record.
+    body_sha256: str | None = None
 
     @property
     def category(self) -> Category:

@@ -54,6 +54,9 @@ def main() -> None:
 
         def parse(self, response: Any) -> Any:
             yield {"url": response.url, "status": response.status, "usage": usage(response)}
+            if response.meta.get("follow_links"):  # one level of the page's links
+                for href in response.css("a::attr(href)").getall():
+                    yield response.follow(href, callback=self.parse, errback=self.failed)
 
         def failed(self, failure: Any) -> None:
             report["errors"].append(

@@ -1,0 +1,169 @@
+"""TdmRepCache: each origin's ``/.well-known/tdmrep.json``, fetched once and kept.
+
+The second resource kind per origin beside robots.txt. It fetches through the robots
+cache's own fetcher (redirect rules, SSRF guard, byte and time limits) and its fetch
+lanes, so tdmrep.json requests count against the same socket bound; concurrent
+questions for one origin share one fetch (single flight), which outlives a cancelled
+waiter as robots.txt fetches do.
+
+Outcomes (TDMRep §4.4; never failing open): a 2xx body is parsed; a 4xx means no file,
+so nothing is reserved by it; a 5xx, a network error, a redirect fault or a body over
+the cap is "unknown" and kept only ``error_ttl`` (the robots.txt policy's), then
+asked again. Not shared through a RobotsStore yet: each process fetches once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
+
+from ..core.errors import ClosedError, ConfigurationError
+from ..core.tdmrep import TDMREP_MAX_BYTES, TDMREP_PATH, TdmAnswer, TdmRep, parse_tdmrep
+from ..core.url import Origin
+from ..fetch.body import StreamingFetcher
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..fetch.fetcher import Fetcher
+    from ..fetch.outcome import FetchOutcome
+    from .cache import RobotsCache
+
+__all__ = ["TdmRecord", "TdmRepCache"]
+
+#: Seconds past total_timeout before the lanes stop a fetch (the fetcher's fires first).
+_GRACE = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class TdmRecord:
+    """One origin's tdmrep.json as last fetched: parsed file, HTTP status, when."""
+
+    rep: TdmRep
+    status: int | None
+    fetched_at: float
+    expires: float
+
+
+class _Bytes:
+    """A BodySink that keeps a body up to a cap (one past it marks it too large)."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def feed(self, data: bytes) -> bool:
+        self.parts.append(data)
+        self.size += len(data)
+        return self.size > self.cap
+
+
+class TdmRepCache:
+    """Per-origin tdmrep.json records in front of a robots cache's fetcher and lanes."""
+
+    def __init__(
+        self,
+        cache: RobotsCache,
+        fetcher: Fetcher,
+        *,
+        max_entries: int = 10_000,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if max_entries < 1:
+            raise ConfigurationError("TdmRepCache(max_entries=)", max_entries, "an int >= 1")
+        self._cache = cache
+        self._fetcher = fetcher
+        self._max_entries = max_entries
+        self._clock = clock
+        self._records: dict[Origin, TdmRecord] = {}
+        self._inflight: dict[Origin, asyncio.Task[TdmRecord]] = {}
+        self._closed = False
+        self.fetches = 0
+
+    async def lookup(self, url: object) -> tuple[TdmAnswer, TdmRecord]:
+        """TDMRep's answer for ``url`` and the record it came from."""
+        record = await self.get(Origin.from_url(url))
+        return record.rep.lookup(url), record
+
+    async def get(self, origin: Origin) -> TdmRecord:
+        """The record in force for ``origin``, fetched (once, however many ask) if needed."""
+        if self._closed:
+            raise ClosedError("tdmrep cache is closed")
+        record = self._records.get(origin)
+        if record is not None and record.expires > self._clock():
+            return record
+        task = self._inflight.get(origin)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(self._fetch(origin))
+            self._inflight[origin] = task
+            task.add_done_callback(partial(self._landed, origin))
+        return await asyncio.shield(task)
+
+    async def aclose(self) -> None:
+        """Cancel fetches in flight and refuse further use; idempotent."""
+        self._closed = True
+        tasks = list(self._inflight.values())
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+
+    def _landed(self, origin: Origin, task: asyncio.Task[TdmRecord]) -> None:
+        if self._inflight.get(origin) is task:
+            del self._inflight[origin]
+        if not task.cancelled() and task.exception() is None:
+            self._keep(origin, task.result())
+
+    def _keep(self, origin: Origin, record: TdmRecord) -> None:
+        self._records.pop(origin, None)
+        while len(self._records) >= self._max_entries:  # oldest inserted first
+            del self._records[next(iter(self._records))]
+        self._records[origin] = record
+
+    async def _fetch(self, origin: Origin) -> TdmRecord:
+        url = f"{origin}{TDMREP_PATH}"
+        sinks: list[_Bytes] = []
+
+        async def attempt() -> FetchOutcome:
+            sink = _Bytes(TDMREP_MAX_BYTES)
+            sinks.append(sink)  # the lanes may start a fetch again: the last one counts
+            if isinstance(self._fetcher, StreamingFetcher):
+                return await self._fetcher.fetch_into(url, sink)
+            # A fetcher without streaming (Scrapy's engine) keeps the body instead; it
+            # also reads it as robots.txt, wasted work on a file of a few entries.
+            outcome = await self._fetcher.fetch(url, keep_body=True)
+            sink.feed(outcome.body or b"")
+            return outcome
+
+        self.fetches += 1
+        policy = self._cache.policy
+        outcome = await self._cache.lanes.run(attempt, policy.total_timeout + _GRACE)
+        now = self._clock()
+        if isinstance(outcome, str) or not sinks:
+            return self._unknown("tdmrep.json still loading at its deadline", None, now)
+        rep, status = _read(outcome, sinks[-1])
+        ttl = policy.error_ttl if rep.error is not None else policy.ttl
+        return TdmRecord(rep, status, now, now + ttl)
+
+    def _unknown(self, reason: str, status: int | None, now: float) -> TdmRecord:
+        ttl = self._cache.policy.error_ttl
+        return TdmRecord(TdmRep.unknown(reason), status, now, now + ttl)
+
+
+def _read(outcome: FetchOutcome, sink: _Bytes) -> tuple[TdmRep, int | None]:
+    """The parsed file for one fetch outcome (see the module docstring)."""
+    status = outcome.status
+    if outcome.error is not None or status is None:
+        detail = f"{outcome.error} {outcome.error_detail}".strip()
+        return TdmRep.unknown(f"tdmrep.json not fetched ({detail})"), status
+    if 400 <= status < 500:
+        return TdmRep.absent(), status
+    if not 200 <= status < 300:
+        return TdmRep.unknown(f"tdmrep.json answered HTTP {status}"), status
+    if sink.size > sink.cap or outcome.truncated:
+        return TdmRep.unknown(f"tdmrep.json over {sink.cap} bytes"), status
+    return parse_tdmrep(b"".join(sink.parts)), status

@@ -1,0 +1,163 @@
+"""W3C TDMRep: the origin-wide ``/.well-known/tdmrep.json`` file, parsed and queried.
+
+The TDM Reservation Protocol (W3C Community Group final report, May 2024) lets a site
+reserve text-and-data-mining rights (EU DSM Directive art. 4). The file is a JSON array
+of ``{"location": pattern, "tdm-reservation": 0|1, "tdm-policy": url}`` objects;
+``location`` is a path pattern with robots.txt's ``*`` and ``$``, and the first entry
+whose pattern matches a resource decides for it. A file that cannot be read (bad JSON,
+not an array, over the size cap) or an entry that cannot be (no string location, a
+reservation other than 0/1) gives "unknown" where it could decide, never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from .matcher import glob_match
+from .url import encode_non_ascii, request_target
+
+__all__ = [
+    "TDMREP_PATH",
+    "TDMREP_MAX_BYTES",
+    "TdmAnswer",
+    "TdmEntry",
+    "TdmRep",
+    "TdmStatus",
+    "parse_tdmrep",
+]
+
+#: Where the file lives on every origin (TDMRep §4.4).
+TDMREP_PATH: Final = "/.well-known/tdmrep.json"
+#: Bytes of a file read at most; a larger one is "unknown" (the robots.txt cap: a real
+#: file lists a few locations, so this only stops a hostile body from costing memory).
+TDMREP_MAX_BYTES: Final = 500 * 1024
+
+#: What a source says about TDM rights on a resource.
+TdmStatus = Literal["reserved", "not-reserved", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class TdmEntry:
+    """One entry of the file, in file order; ``problem`` set if it cannot be used."""
+
+    index: int
+    location: str | None
+    reservation: bool | None
+    policy: str | None
+    problem: str | None = None
+
+    def matches(self, target: str) -> bool:
+        """True if ``location`` matches the request target (robots.txt syntax)."""
+        if self.location is None:
+            return False
+        return _pattern_matches(self.location, target)
+
+
+@dataclass(frozen=True, slots=True)
+class TdmAnswer:
+    """TDMRep's answer for one resource, and why."""
+
+    status: TdmStatus
+    policy: str | None = None
+    #: The entry that decided (None: no file, no matching entry, or an unreadable file).
+    entry: TdmEntry | None = None
+    reason: str = ""
+
+    @property
+    def reservation(self) -> bool | None:
+        """True if reserved, False if not, None if unknown."""
+        if self.status == "unknown":
+            return None
+        return self.status == "reserved"
+
+
+@dataclass(frozen=True, slots=True)
+class TdmRep:
+    """A parsed tdmrep.json: its entries, or the reason it could not be read."""
+
+    entries: tuple[TdmEntry, ...] = ()
+    #: Set when the file as a whole is unreadable: every answer is then "unknown".
+    error: str | None = None
+
+    @classmethod
+    def absent(cls) -> TdmRep:
+        """No file (a 404 or other 4xx): nothing is reserved by the file."""
+        return cls()
+
+    @classmethod
+    def unknown(cls, reason: str) -> TdmRep:
+        """The file could not be had or read (5xx, network error, bad JSON)."""
+        return cls(error=reason)
+
+    def lookup(self, url: object) -> TdmAnswer:
+        """The answer for ``url`` (absolute URL or request target): first match decides."""
+        if self.error is not None:
+            return TdmAnswer("unknown", reason=self.error)
+        target = encode_non_ascii(request_target(url))
+        for entry in self.entries:
+            if entry.location is None:
+                # An unreadable location might have matched before any later entry.
+                return TdmAnswer("unknown", entry=entry, reason=entry.problem or "")
+            if not entry.matches(target):
+                continue
+            if entry.reservation is None:
+                return TdmAnswer("unknown", entry=entry, reason=entry.problem or "")
+            if entry.reservation:
+                return TdmAnswer("reserved", entry.policy, entry, f"location {entry.location}")
+            return TdmAnswer("not-reserved", None, entry, f"location {entry.location}")
+        return TdmAnswer("not-reserved", reason="no matching location")
+
+
+def parse_tdmrep(body: bytes, *, max_bytes: int = TDMREP_MAX_BYTES) -> TdmRep:
+    """Parse a tdmrep.json body; never raises on content."""
+    if len(body) > max_bytes:
+        return TdmRep.unknown(f"tdmrep.json over {max_bytes} bytes")
+    try:
+        data = json.loads(body.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        return TdmRep.unknown("tdmrep.json is not UTF-8")
+    except ValueError as exc:
+        return TdmRep.unknown(f"tdmrep.json is not JSON ({exc.args[0]})")
+    except RecursionError:  # "[[[[..." nested past the interpreter's limit
+        return TdmRep.unknown("tdmrep.json nests too deeply")
+    if not isinstance(data, list):
+        return TdmRep.unknown("tdmrep.json is not a JSON array")
+    return TdmRep(tuple(_entry(index, item) for index, item in enumerate(data)))
+
+
+def _entry(index: int, item: object) -> TdmEntry:
+    """One array item as an entry; what cannot be read is kept as a problem."""
+    if not isinstance(item, dict):
+        return TdmEntry(index, None, None, None, f"entry {index} is not an object")
+    location = item.get("location")
+    if not isinstance(location, str):
+        return TdmEntry(index, None, None, None, f"entry {index} has no string location")
+    if not location.startswith("/"):
+        location = "/" + location  # a path relative to the origin either way
+    reservation = _reservation(item.get("tdm-reservation"))
+    policy = item.get("tdm-policy")
+    policy = policy if isinstance(policy, str) and policy else None
+    problem = None
+    if reservation is None:
+        problem = f"entry {index}: tdm-reservation is not 0 or 1"
+    return TdmEntry(index, encode_non_ascii(location), reservation, policy, problem)
+
+
+def _reservation(value: object) -> bool | None:
+    """0/1 (the spec's integers; "0"/"1" strings are accepted as written in the wild)."""
+    if isinstance(value, bool):  # JSON true/false: not the spec's 0/1
+        return None
+    if value in (0, 1, "0", "1"):
+        return value in (1, "1")
+    return None
+
+
+def _pattern_matches(pattern: str, target: str) -> bool:
+    """robots.txt matching (RFC 9309 §2.2.3): ``*`` any run, a final ``$`` ends the path."""
+    anchored = pattern.endswith("$")
+    body = pattern[:-1] if anchored else pattern
+    if "*" not in body:
+        return target == body if anchored else target.startswith(body)
+    return glob_match(target, tuple(body.split("*")), anchored)

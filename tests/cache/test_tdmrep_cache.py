@@ -1,0 +1,88 @@
+"""TdmRepCache against a real local server: one fetch per origin, outcomes never fail open."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+import robots_async as ra
+from robots_async.cache.tdmrep import TdmRepCache
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..servers import FakeClock, Server
+
+PATH = "/.well-known/tdmrep.json"
+FILE = json.dumps([{"location": "/books/*", "tdm-reservation": 1, "tdm-policy": "/p.json"}])
+
+
+def _tdm(make_cache: Callable[..., ra.RobotsCache], **kwargs: Any) -> TdmRepCache:
+    cache = make_cache()
+    return TdmRepCache(cache, cache._fetcher, **kwargs)
+
+
+async def test_hundred_concurrent_questions_make_one_request(
+    server: Server, make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    server.text(PATH, FILE, delay=0.2, headers={"Content-Type": "application/json"})
+    tdm = _tdm(make_cache)
+    urls = [server.url(f"/books/{i}") for i in range(50)] + [
+        server.url(f"/x/{i}") for i in range(50)
+    ]
+    answers = await asyncio.gather(*(tdm.lookup(url) for url in urls))
+    assert server.count(PATH) == 1
+    assert [a.status for a, _ in answers] == ["reserved"] * 50 + ["not-reserved"] * 50
+    assert answers[0][0].policy == "/p.json"
+    await tdm.lookup(server.url("/books/again"))
+    assert server.count(PATH) == 1
+    await tdm.aclose()
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [(404, "not-reserved"), (403, "not-reserved"), (500, "unknown"), (503, "unknown")],
+)
+async def test_status_outcomes(
+    server: Server, make_cache: Callable[..., ra.RobotsCache], status: int, expected: str
+) -> None:
+    server.text(PATH, FILE, status=status)
+    answer, record = await _tdm(make_cache).lookup(server.url("/books/1"))
+    assert answer.status == expected
+    assert record.status == status
+
+
+async def test_network_error_is_unknown(
+    free_port: int, make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    answer, record = await _tdm(make_cache).lookup(f"http://127.0.0.1:{free_port}/books/1")
+    assert answer.status == "unknown"
+    assert "connect" in answer.reason
+    assert record.status is None
+
+
+async def test_oversized_and_broken_files_are_unknown(
+    make_server: Callable[..., Any], make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    big, broken = await make_server(1), await make_server(1)
+    big.text(PATH, "[" + " " * 600_000 + "]")
+    broken.text(PATH, "[{")
+    tdm = _tdm(make_cache)
+    assert (await tdm.lookup(big.url("/a")))[0].status == "unknown"
+    assert (await tdm.lookup(broken.url("/a")))[0].status == "unknown"
+
+
+async def test_unknown_is_asked_again_after_error_ttl(
+    server: Server, make_cache: Callable[..., ra.RobotsCache], clock: FakeClock
+) -> None:
+    server.text(PATH, FILE, status=503)
+    tdm = _tdm(make_cache, clock=clock)
+    assert (await tdm.lookup(server.url("/books/1")))[0].status == "unknown"
+    server.text(PATH, FILE)
+    assert (await tdm.lookup(server.url("/books/1")))[0].status == "unknown"  # kept a while
+    clock.advance(ra.FetchPolicy().error_ttl + 1)
+    assert (await tdm.lookup(server.url("/books/1")))[0].status == "reserved"
+    assert server.count(PATH) == 2

@@ -1,0 +1,99 @@
+"""ROBOTSASYNC_USAGE_SIGNALS: a real Scrapy crawl honours TDMRep, Content-Signal and page
+noai besides Content-Usage, and fetches tdmrep.json once per origin."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+import pytest
+
+from .conftest import run_crawl
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .conftest import Site
+
+pytestmark = pytest.mark.slow
+
+TDM = "/.well-known/tdmrep.json"
+SETTINGS = {
+    "REMOTE_CONTROL_ENABLED": False,
+    "ROBOTSASYNC_USAGE_SIGNALS": True,
+    "ROBOTSASYNC_REFUSE_USAGE": ["train-ai"],
+}
+HTML = {"Content-Type": "text/html"}
+PLAIN_ROBOTS = "User-agent: *\nAllow: /\n"
+SIGNAL_ROBOTS = "User-agent: *\nContent-Signal: ai-train=no\nAllow: /\n"
+
+
+def test_refuse_train_ai_from_every_source(site: Site, tmp_path: Path) -> None:
+    pages = site.host()
+    pages.serve("/robots.txt", PLAIN_ROBOTS)
+    pages.serve(TDM, json.dumps([{"location": "/reserved/*", "tdm-reservation": 1}]))
+    pages.serve("/plain", "<html><head><title>t</title></head></html>", headers=HTML)
+    pages.serve("/noai", '<html><head><meta name="robots" content="noai"></head>', headers=HTML)
+    pages.serve("/reserved/a", "<p>", headers=HTML)
+    pages.serve("/reserved/b", "<p>", headers=HTML)
+    signals = site.host()
+    signals.serve("/robots.txt", SIGNAL_ROBOTS)
+    signals.serve("/page", "<p>", headers=HTML)
+    urls = [pages.url(p) for p in ("/plain", "/noai", "/reserved/a", "/reserved/b")]
+    audit = tmp_path / "audit.jsonl"
+    settings = {**SETTINGS, "ROBOTSASYNC_AUDIT_LOG": str(audit)}
+    result = run_crawl(tmp_path, [*urls, signals.url("/page")], settings=settings)
+    assert [item["url"] for item in result.items] == [pages.url("/plain")]
+    ignored = {e["url"] for e in result.errors if e["error"] == "IgnoreRequest"}
+    assert ignored == {*urls[1:], signals.url("/page")}
+    assert result.stat("robotsasync/usage_answer/refused/train-ai") == 4
+    assert pages.count(TDM) == 1
+    assert signals.count(TDM) == 1
+    # The audit log: one line per response (refused ones too), with robots.txt's sha256.
+    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert sorted(line["url"] for line in lines) == sorted([*urls, signals.url("/page")])
+    sha = {
+        urlsplit(pages.url("/")).netloc: hashlib.sha256(PLAIN_ROBOTS.encode()).hexdigest(),
+        urlsplit(signals.url("/")).netloc: hashlib.sha256(SIGNAL_ROBOTS.encode()).hexdigest(),
+    }
+    for line in lines:
+        assert line["robots_sha256"] == sha[urlsplit(line["url"]).netloc]
+        assert line["allowed"] is True
+    refused = {line["url"] for line in lines if line["usage"].get("train-ai") == "disallowed"}
+    assert refused == {*urls[1:], signals.url("/page")}
+
+
+def test_without_the_setting_nothing_new_is_fetched(site: Site, tmp_path: Path) -> None:
+    host = site.host()
+    host.serve("/robots.txt", "User-agent: *\nContent-Signal: ai-train=no\nAllow: /\n")
+    host.serve("/noai", '<html><head><meta name="robots" content="noai"></head>', headers=HTML)
+    settings = {"REMOTE_CONTROL_ENABLED": False, "ROBOTSASYNC_REFUSE_USAGE": ["train-ai"]}
+    result = run_crawl(tmp_path, [host.url("/noai")], settings=settings)
+    assert [item["url"] for item in result.items] == [host.url("/noai")]
+    assert host.count(TDM) == 0
+
+
+NOFOLLOW_PAGE = '<html><head><meta name="robots" content="nofollow"></head><a href="/b">b</a>'
+FOLLOW_PAGE = '<html><head><meta name="otherbot" content="nofollow"></head><a href="/d">d</a>'
+
+
+def test_nofollow_middleware_follows_no_link_of_a_nofollow_page(site: Site, tmp_path: Path) -> None:
+    host = site.host()
+    host.serve("/robots.txt", PLAIN_ROBOTS)
+    host.serve("/a", NOFOLLOW_PAGE, headers=HTML)
+    host.serve("/b", "<p>", headers=HTML)
+    host.serve("/c", FOLLOW_PAGE, headers=HTML)  # scoped to another crawler: followed
+    host.serve("/d", "<p>", headers=HTML)
+    host.serve("/e", '<a href="/b">b</a>', headers={**HTML, "X-Robots-Tag": "nofollow"})
+    settings = {
+        "REMOTE_CONTROL_ENABLED": False,
+        "SPIDER_MIDDLEWARES": {"robots_async.contrib.scrapy.NofollowMiddleware": 50},
+    }
+    starts = [host.url(p) for p in ("/a", "/c", "/e")]
+    meta = {url: {"follow_links": True} for url in starts}
+    result = run_crawl(tmp_path, starts, settings=settings, meta=meta)
+    assert sorted(item["url"] for item in result.items) == sorted([*starts, host.url("/d")])
+    assert host.count("/b") == 0
+    assert result.stat("robotsasync/nofollow/dropped") == 2

@@ -1,0 +1,94 @@
+"""tdmrep.json parsing and lookup (W3C TDMRep CG final report §4.4)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from robots_async.core.tdmrep import TdmRep, parse_tdmrep
+
+
+def _file(*entries: object) -> bytes:
+    return json.dumps(list(entries)).encode()
+
+
+SITE = _file(
+    {"location": "/public/*", "tdm-reservation": 0},
+    {"location": "/news/*.html$", "tdm-reservation": 1, "tdm-policy": "https://x.test/p"},
+    {"location": "/", "tdm-reservation": 1},
+)
+
+
+@pytest.mark.parametrize(
+    ("url", "status", "policy"),
+    [
+        ("https://x.test/public/a", "not-reserved", None),
+        ("https://x.test/news/today.html", "reserved", "https://x.test/p"),
+        ("https://x.test/news/today.html?x=1", "reserved", None),  # "$" fails: falls to "/"
+        ("https://x.test/other", "reserved", None),
+        ("/public/b", "not-reserved", None),
+    ],
+)
+def test_first_matching_location_decides(url: str, status: str, policy: str | None) -> None:
+    answer = parse_tdmrep(SITE).lookup(url)
+    assert answer.status == status
+    assert answer.policy == policy
+
+
+def test_no_matching_location_is_not_reserved() -> None:
+    answer = parse_tdmrep(_file({"location": "/books/", "tdm-reservation": 1})).lookup("/x")
+    assert answer.status == "not-reserved"
+    assert answer.reservation is False
+    assert parse_tdmrep(b"[]").lookup("/x").status == "not-reserved"
+
+
+def test_absent_file_reserves_nothing() -> None:
+    assert TdmRep.absent().lookup("https://x.test/a").status == "not-reserved"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"{not json",
+        b'{"location": "/", "tdm-reservation": 1}',  # an object, not an array
+        b"\xff\xfe[]",
+        b"[" * 200_000 + b"]" * 200_000,  # nests past the interpreter's limit
+        b"[" + b" " * (600 * 1024) + b"]",  # over the size cap
+    ],
+)
+def test_unreadable_file_is_unknown(body: bytes) -> None:
+    answer = parse_tdmrep(body).lookup("https://x.test/a")
+    assert answer.status == "unknown"
+    assert answer.reservation is None
+    assert answer.reason
+
+
+def test_bad_entries_are_unknown_only_where_they_could_decide() -> None:
+    rep = parse_tdmrep(
+        _file(
+            {"location": "/ok/", "tdm-reservation": 0},
+            {"location": "/bad/", "tdm-reservation": "yes"},
+            {"tdm-reservation": 1},  # no location: might cover anything after it
+            {"location": "/", "tdm-reservation": 0},
+        )
+    )
+    assert rep.lookup("/ok/a").status == "not-reserved"
+    assert rep.lookup("/bad/a").status == "unknown"
+    assert rep.lookup("/elsewhere").status == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("value", "status"),
+    [(1, "reserved"), (0, "not-reserved"), ("1", "reserved"), (True, "unknown"), (2, "unknown")],
+)
+def test_reservation_values(value: object, status: str) -> None:
+    rep = parse_tdmrep(_file({"location": "/", "tdm-reservation": value}))
+    assert rep.lookup("/a").status == status
+
+
+def test_bom_and_non_ascii_locations() -> None:
+    body = b"\xef\xbb\xbf" + _file({"location": "/caf\u00e9/", "tdm-reservation": 1})
+    rep = parse_tdmrep(body)
+    assert rep.lookup("https://x.test/caf%C3%A9/menu").status == "reserved"
+    assert rep.lookup("https://x.test/caf\u00e9/menu").status == "reserved"
