@@ -71,7 +71,7 @@ class PaceTable:
         """Record a page response of ``unit`` (see :func:`core.pacing.observed`)."""
         now = self._clock()
         state = self._states.get(unit, _EMPTY)
-        after = observed(state, now, busy=busy, retry_after=retry_after)
+        after = observed(state, now, busy=busy, retry_after=retry_after, rule=rule)
         if after is not state:
             self._keep(unit, after, rule, now)
 

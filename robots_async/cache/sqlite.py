@@ -334,7 +334,7 @@ class SQLiteStore(AsyncClosing):
         with _pacing_transaction(conn):
             now = time.time()
             state = _pace_state(conn, unit, now)
-            after = observed(state, now, busy=busy, retry_after=retry_after)
+            after = observed(state, now, busy=busy, retry_after=retry_after, rule=rule)
             if after is not state:
                 _pace_put(conn, unit, after, rule, now)
 

@@ -123,14 +123,21 @@ if ttl < keep * 1000 then redis.call("pexpire", KEYS[1], math.ceil(keep * 1000))
 return {string.format("%.6f", start - now), failures, 1}
 """
 # ARGV: busy ("1"/"0"), retry_after seconds ("" for none), max_retry_after,
-# max_backoff, margin. A pause is never shortened; a success ends a failure run.
+# max_backoff, margin, first_backoff. A pause is never shortened; a success ends a failure run.
 _OBSERVE = """
 local t = redis.call("time")
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local keep = tonumber(ARGV[5])
 if ARGV[1] == "0" then
-    if redis.call("hexists", KEYS[1], "failures") == 1 then
-        redis.call("hdel", KEYS[1], "failures", "failed_at")
+    local failures = tonumber(redis.call("hget", KEYS[1], "failures"))
+    if failures then
+        -- A success within the run's back-off was sent before the failure: no reset.
+        local failed_at = tonumber(redis.call("hget", KEYS[1], "failed_at")) or 0
+        local backoff = math.min(tonumber(ARGV[6]) * 2 ^ math.min(failures - 1, 64),
+            tonumber(ARGV[4]))
+        if now >= failed_at + backoff then
+            redis.call("hdel", KEYS[1], "failures", "failed_at")
+        end
     end
     return 0
 end
@@ -269,6 +276,7 @@ class RedisStore(AsyncClosing):
             repr(float(rule.max_retry_after)),
             repr(float(rule.max_backoff)),
             repr(MARGIN),
+            repr(float(rule.first_backoff)),
         ]
         await self._call(lambda: self._observe_script(keys=keys, args=args))
 

@@ -99,13 +99,27 @@ def turn(state: PaceState, rule: PaceRule, now: float, jitter: float) -> tuple[f
     return next_visit(state, rule, now, jitter), True
 
 
-def observed(state: PaceState, now: float, *, busy: bool, retry_after: float | None) -> PaceState:
+def observed(
+    state: PaceState,
+    now: float,
+    *,
+    busy: bool,
+    retry_after: float | None,
+    rule: PaceRule | None = None,
+) -> PaceState:
     """``state`` after a page response: ``busy`` for 429/503 (RFC 6585 §4, RFC 9110
     §15.6.4), with its ``Retry-After`` in seconds if it had one. A pause is never
-    shortened by a later, shorter one; a success ends a run of failures."""
+    shortened by a later, shorter one; a success ends a run of failures, unless it
+    arrives within the back-off ``rule`` gives that run: that request was sent before
+    the failure (in flight across a fleet), not after the back-off, and ending the run
+    on it let every worker resume at once (measured under load)."""
     if not busy:
         if state.failures == 0:
             return state
+        if rule is not None and state.failed_at is not None:
+            backoff = min(rule.first_backoff * 2.0 ** min(state.failures - 1, 64), rule.max_backoff)
+            if now < state.failed_at + backoff:
+                return state
         return replace(state, failures=0, failed_at=None)
     if retry_after is not None:
         until = now + max(0.0, retry_after)

@@ -94,7 +94,9 @@ def page_directives(
     body: bytes | bytearray | memoryview = b"",
     *,
     user_agent: str = "*",
-    max_head_bytes: int = DEFAULT_HEAD_BYTES,
+    # ``object``, checked below: compiled with mypyc, an ``int`` parameter takes True
+    # as 1 before any check could refuse it (a 1-byte head scan, silently).
+    max_head_bytes: object = DEFAULT_HEAD_BYTES,
 ) -> PageDirectives:
     """The directives of one response for the crawler named by ``user_agent``.
 

@@ -59,6 +59,16 @@ def test_backoff_doubles_with_jitter_up_to_its_cap_and_a_success_ends_it() -> No
     assert observed(reset, 102.0, busy=False, retry_after=None) is reset  # nothing to write
 
 
+def test_a_success_within_the_backoff_was_sent_before_it_and_ends_nothing() -> None:
+    """Across a fleet a request sent before a 429 may answer 200 after it: that answer
+    must not end the back-off (it let every worker resume at once under load)."""
+    state = observed(PaceState(), 100.0, busy=True, retry_after=None)
+    state = observed(state, 100.0, busy=True, retry_after=None)  # 4 s back-off
+    assert observed(state, 103.0, busy=False, retry_after=None, rule=RULE) is state
+    after = observed(state, 104.5, busy=False, retry_after=None, rule=RULE)
+    assert (after.failures, after.failed_at) == (0, None)
+
+
 def test_a_thousand_failures_do_not_overflow() -> None:
     state = PaceState(failed_at=100.0, failures=10_000)
     assert next_visit(state, RULE, 100.0, 0.0) == 130.0
