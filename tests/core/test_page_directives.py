@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import httpx
 import pytest
 from multidict import CIMultiDict
-from scrapy.http.headers import Headers as ScrapyHeaders
 
 import robots_async
 from robots_async import (
@@ -350,8 +348,14 @@ LINES = [
 ]
 
 
-def _scrapy_headers() -> ScrapyHeaders:
-    headers = ScrapyHeaders()
+def _httpx_headers() -> object:
+    # The core job of .ci/lowest installs no adapter framework: skipped there.
+    httpx = pytest.importorskip("httpx")
+    return httpx.Headers(LINES)
+
+
+def _scrapy_headers() -> object:
+    headers = pytest.importorskip("scrapy.http.headers").Headers()
     for name, value in LINES:
         headers.appendlist(name, value)
     return headers
@@ -363,7 +367,7 @@ def _scrapy_headers() -> ScrapyHeaders:
         lambda: LINES,
         lambda: [(n.encode(), v.encode()) for n, v in LINES],
         lambda: CIMultiDict(LINES),
-        lambda: httpx.Headers(LINES),
+        _httpx_headers,
         _scrapy_headers,
         lambda: {b"X-Robots-Tag": [v.encode() for _, v in LINES]},
     ],
