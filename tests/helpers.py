@@ -135,3 +135,25 @@ def all_linked(index: LiteralPrefixes) -> bool:
     """True once every literal of ``index`` has its parent (``link_all`` ran): read
     from its state, not by patching the method, which a compiled build cannot."""
     return bool(index.parents) and UNKNOWN not in index.parents
+
+
+class ShortOfDescriptors:
+    """A fetcher whose first ``failures`` fetches fail for want of descriptors (what a
+    real one reports on EMFILE, which a test cannot time), then answers ``rules``."""
+
+    def __init__(
+        self, failures: int, rules: bytes = b"User-agent: *\nDisallow: /private\n"
+    ) -> None:
+        self.failures = failures
+        self.rules = rules
+        self.calls = 0
+
+    async def fetch(self, url: str, *, keep_body: bool = False, **_: Any) -> ra.FetchOutcome:
+        """ "local-limit" while ``failures`` last, then a 200 with ``rules``."""
+        self.calls += 1
+        if self.calls <= self.failures:
+            return ra.FetchOutcome(url, url, None, error="local-limit", error_detail="EMFILE")
+        return ra.FetchOutcome(url, url, 200, robots=ra.parse(self.rules))
+
+    async def aclose(self) -> None:
+        """Nothing to release."""

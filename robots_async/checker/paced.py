@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .pacing import pace_unit
+from .pacing import pace_unit, robots_delay
 
 if TYPE_CHECKING:
     from ..cache.entry import CacheEntry
-    from ..core.robots import RobotsTxt
     from ..core.url import Origin
     from .pacing import Pacer
 
@@ -61,16 +60,10 @@ class PacedChecks:
             raise TypeError(f"observe(): status must be an int, not {type(status).__name__}")
         origin = self._origin(url)
         entry = self._fresh(origin)
-        delay = self._robots_delay(entry.robots, self._token_for(user_agent)) if entry else 0.0
+        delay = robots_delay(entry.robots, self._token_for(user_agent)) if entry else 0.0
         unit = pace_unit(origin, self._pacer.settings.pace_by)
         await self._pacer.observe(unit, delay, status, headers)
 
     async def _delay(self, origin: Origin, token: str) -> float:
         entry, _ = await self._entry(origin)
-        return self._robots_delay(entry.robots, token)
-
-    @staticmethod
-    def _robots_delay(robots: RobotsTxt, token: str) -> float:
-        delay = robots.crawl_delay(robots_token=token) or 0.0
-        rate = robots.request_rate(robots_token=token)
-        return max(delay, rate.delay) if rate is not None else delay
+        return robots_delay(entry.robots, token)

@@ -28,9 +28,10 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
 
     from ..cache.store import RobotsStore
+    from ..core.robots import RobotsTxt
     from ..core.url import Origin
 
-__all__ = ["BUSY_STATUSES", "PaceBy", "PaceSettings", "Pacer", "pace_unit"]
+__all__ = ["BUSY_STATUSES", "PaceBy", "PaceSettings", "Pacer", "pace_unit", "robots_delay"]
 
 logger = logging.getLogger("robots_async")
 
@@ -68,6 +69,14 @@ class PaceSettings:
         """The rule for an origin whose robots.txt asks ``delay`` seconds."""
         interval = min(max(delay, self.min_delay), self.max_delay)
         return PaceRule(interval, self.max_retry_after, FIRST_BACKOFF, self.max_backoff)
+
+
+def robots_delay(robots: RobotsTxt, token: str) -> float:
+    """The seconds ``robots`` asks between visits of ``token``'s crawler: the larger of
+    its Crawl-delay and its Request-rate's delay (0 when it asks neither)."""
+    delay = robots.crawl_delay(robots_token=token) or 0.0
+    rate = robots.request_rate(robots_token=token)
+    return max(delay, rate.delay) if rate is not None else delay
 
 
 def pace_unit(origin: Origin, pace_by: PaceBy) -> str:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
-from ..checker.pacing import BUSY_STATUSES, Pacer, PaceSettings, pace_unit
+from ..checker.pacing import BUSY_STATUSES, Pacer, PaceSettings, pace_unit, robots_delay
 from ..core.agent import product_token
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class ScrapyPacing:
     async def wait(self, request: Request, origin: Origin, entry: CacheEntry, agent: str) -> None:
         """Wait for ``request``'s turn, out of Scrapy's concurrency."""
         unit = pace_unit(origin, self._pacer.settings.pace_by)
-        delay = _delay(entry, product_token(agent))
+        delay = robots_delay(entry.robots, product_token(agent))
         request.meta["_robotsasync_pace"] = (unit, delay)
         with self._waiting.waiting(request):
             recording = self._recording.get(unit)
@@ -128,9 +128,3 @@ class ScrapyPacing:
         stats = self._crawler.stats
         if stats is not None:
             stats.set_value(key, value)
-
-
-def _delay(entry: CacheEntry, token: str) -> float:
-    delay = entry.robots.crawl_delay(robots_token=token) or 0.0
-    rate = entry.robots.request_rate(robots_token=token)
-    return max(delay, rate.delay) if rate is not None else delay

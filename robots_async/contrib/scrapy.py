@@ -37,6 +37,7 @@ except ImportError as exc:  # pragma: no cover - exercised without Scrapy instal
 
 from ..cache.cache import RobotsCache
 from ..checker.audit import AuditLog
+from ..checker.pacing import robots_delay
 from ..core.agent import product_token
 from ..core.errors import InvalidURLError
 from ..core.parser import parse
@@ -350,11 +351,7 @@ class RobotsTxtMiddleware:
 
     def _pace(self, request: Request, robots: RobotsTxt, token: str) -> None:
         """Raise the download slot's delay to the site's Crawl-delay (capped)."""
-        delay = robots.crawl_delay(robots_token=token) or 0.0
-        rate = robots.request_rate(robots_token=token)
-        if rate is not None:
-            delay = max(delay, rate.delay)
-        delay = min(delay, self.config.max_crawl_delay)
+        delay = min(robots_delay(robots, token), self.config.max_crawl_delay)
         engine = self.crawler.engine
         if delay <= 0 or engine is None:
             return

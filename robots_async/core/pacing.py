@@ -15,6 +15,7 @@ from typing import Literal
 
 __all__ = [
     "JITTER",
+    "backoff",
     "PaceBy",
     "PaceRule",
     "PaceState",
@@ -65,15 +66,19 @@ class PaceState:
     failures: int = 0
 
 
+def backoff(state: PaceState, rule: PaceRule) -> float:
+    """The back-off of ``state``'s run of failures under ``rule``, before jitter."""
+    # The exponent is capped: 2.0 ** 1024 overflows a float.
+    return min(rule.first_backoff * 2.0 ** min(state.failures - 1, 64), rule.max_backoff)
+
+
 def pause_end(state: PaceState, rule: PaceRule, jitter: float) -> float:
     """When the pauses the site asked for end under ``rule`` (0.0: none)."""
     end = 0.0
     if state.retry_at is not None and state.paused_at is not None:
         end = min(state.retry_at, state.paused_at + rule.max_retry_after)
     if state.failures > 0 and state.failed_at is not None:
-        # The exponent is capped: 2.0 ** 1024 overflows a float.
-        backoff = min(rule.first_backoff * 2.0 ** min(state.failures - 1, 64), rule.max_backoff)
-        end = max(end, state.failed_at + backoff * (1.0 + JITTER * jitter))
+        end = max(end, state.failed_at + backoff(state, rule) * (1.0 + JITTER * jitter))
     return end
 
 
@@ -116,10 +121,9 @@ def observed(
     if not busy:
         if state.failures == 0:
             return state
-        if rule is not None and state.failed_at is not None:
-            backoff = min(rule.first_backoff * 2.0 ** min(state.failures - 1, 64), rule.max_backoff)
-            if now < state.failed_at + backoff:
-                return state
+        failed_at = state.failed_at
+        if rule is not None and failed_at is not None and now < failed_at + backoff(state, rule):
+            return state
         return replace(state, failures=0, failed_at=None)
     if retry_after is not None:
         until = now + max(0.0, retry_after)

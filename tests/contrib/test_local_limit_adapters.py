@@ -15,6 +15,8 @@ import robots_async as ra
 from robots_async.contrib import aiohttp as ra_aiohttp
 from robots_async.contrib import httpx as ra_httpx
 
+from ..helpers import ShortOfDescriptors
+
 if TYPE_CHECKING:
     from .conftest import Host, Site
 
@@ -27,24 +29,6 @@ def server(site: Site) -> Host:
     origin = site.host()
     origin.serve("/page", "hello")
     return origin
-
-
-class ShortOfDescriptors:
-    """A fetcher whose first ``failures`` fetches fail for want of descriptors (what a
-    real one reports on EMFILE, which a test cannot time), then answers ``RULES``."""
-
-    def __init__(self, failures: int) -> None:
-        self.failures = failures
-        self.calls = 0
-
-    async def fetch(self, url: str, *, keep_body: bool = False, **_: Any) -> ra.FetchOutcome:
-        self.calls += 1
-        if self.calls <= self.failures:
-            return ra.FetchOutcome(url, url, None, error="local-limit", error_detail="EMFILE")
-        return ra.FetchOutcome(url, url, 200, robots=ra.parse(RULES))
-
-    async def aclose(self) -> None:
-        """Nothing to release."""
 
 
 def checker_with(fetcher: ShortOfDescriptors) -> ra.RobotsChecker:

@@ -14,25 +14,7 @@ import robots_async as ra
 from robots_async.contrib.scrapy import RobotsTxtMiddleware
 from robots_async.fetch import policy as fetch_policy
 
-RULES = b"User-agent: *\nDisallow: /private\n"
-
-
-class ShortOfDescriptors:
-    """A fetcher whose first ``failures`` fetches fail for want of descriptors (what a
-    real one reports on EMFILE, which a test cannot time), then answers ``RULES``."""
-
-    def __init__(self, failures: int) -> None:
-        self.failures = failures
-        self.calls = 0
-
-    async def fetch(self, url: str, *, keep_body: bool = False, **_: Any) -> ra.FetchOutcome:
-        self.calls += 1
-        if self.calls <= self.failures:
-            return ra.FetchOutcome(url, url, None, error="local-limit", error_detail="EMFILE")
-        return ra.FetchOutcome(url, url, 200, robots=ra.parse(RULES))
-
-    async def aclose(self) -> None:
-        """Nothing to release."""
+from ..helpers import ShortOfDescriptors
 
 
 def middleware_with(fetcher: ShortOfDescriptors) -> RobotsTxtMiddleware:
