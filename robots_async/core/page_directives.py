@@ -8,7 +8,9 @@ that follow to one crawler (the meta's ``name`` does the same), ``none`` means
 ignored, and when several apply the most restrictive wins. ``noai``/``noimageai`` are
 DeviantArt's convention (2022): no AI training (of the images, for ``noimageai``).
 TDMRep (W3C CG final report, 2024): ``tdm-reservation`` and ``tdm-policy`` as headers
-or metas; a header overrides the meta of the same name.
+or metas; its "Processing priority" section lets an HTML meta supersede the header of
+the same name (which supersedes the origin's file), and an absent or invalid value
+resets nothing.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ _SCOPED: Final = re.compile(r"([A-Za-z0-9_.-]+|\*)\s*:(.*)", re.DOTALL)
 # continues its date ("unavailable_after: Wed, 25 Jun 2010 15:00:00 PST").
 _STARTS_DIRECTIVE: Final = re.compile(r"\s*[A-Za-z][A-Za-z0-9_.-]*\s*(?::|$)")
 _HTML_TYPES: Final = ("text/html", "application/xhtml+xml")
-_TDM_NAMES: Final = ("tdm-reservation", "tdm-policy")
+_TDM_NAMES: Final = frozenset(("tdm-reservation", "tdm-policy"))
 # Longer values are read each time: the memos must not hold megabytes of them.
 _MEMO_CHARS: Final = 1024
 _WANTED: Final = ("x-robots-tag", *_TDM_NAMES, "content-type")
@@ -128,15 +130,14 @@ def page_directives(
         data = body if isinstance(body, bytes) else bytes(body[: max_head_bytes + 1])
         scan = scan_head(data, max_head_bytes)
         scanned, truncated = True, scan.truncated
-        # TDMRep: a header wins over the meta of the same name.
-        overridden = {s.name for s in sources if s.name in _TDM_NAMES and s.directives}
-        for name, content in scan.metas:
-            key = name.lower()
-            if key in overridden:
-                continue
-            source = _meta_source(name, key, content, token)
-            if source is not None:
-                sources.append(source)
+        metas = [_meta_source(name, name.lower(), content, token) for name, content in scan.metas]
+        found = [source for source in metas if source is not None]
+        # TDMRep, "Processing priority": a valid meta supersedes the header of the
+        # same name (an invalid one, like an absent one, resets nothing).
+        superseded = {s.name.lower() for s in found if s.directives} & _TDM_NAMES
+        if superseded:
+            sources = [s for s in sources if s.kind == "meta" or s.name not in superseded]
+        sources += found
     return _combine(sources, scanned=scanned, truncated=truncated)
 
 

@@ -12,6 +12,7 @@ reservation other than 0/1) gives "unknown" where it could decide, never a guess
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -95,7 +96,11 @@ class TdmRep:
         """The answer for ``url`` (absolute URL or request target): first match decides."""
         if self.error is not None:
             return TdmAnswer("unknown", reason=self.error)
-        target = encode_non_ascii(request_target(url))
+        target = _comparable(encode_non_ascii(request_target(url)))
+        # "$" and "*" cannot be written in a pattern but as %24 and %2A (TDMRep §4.1:
+        # "/path/foo-%24" matches ".../path/foo-$").
+        if "$" in target or "*" in target:
+            target = target.replace("$", "%24").replace("*", "%2A")
         for entry in self.entries:
             if entry.location is None:
                 # An unreadable location might have matched before any later entry.
@@ -142,7 +147,23 @@ def _entry(index: int, item: object) -> TdmEntry:
     problem = None
     if reservation is None:
         problem = f"entry {index}: tdm-reservation is not 0 or 1"
-    return TdmEntry(index, encode_non_ascii(location), reservation, policy, problem)
+    return TdmEntry(index, _comparable(encode_non_ascii(location)), reservation, policy, problem)
+
+
+_ESCAPE = re.compile("%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _comparable(text: str) -> str:
+    """``text`` with %-escapes of unreserved characters decoded and the others' hex
+    upper-cased: TDMRep §4.1 has unreserved escapes "unencoded prior to comparison"
+    (``/%7Euser`` is ``/~user``), and ``%2f``/``%2F`` are one octet (RFC 3986 §6.2.2.1)."""
+    return _ESCAPE.sub(_unescape, text) if "%" in text else text
+
+
+def _unescape(escape: re.Match[str]) -> str:
+    char = chr(int(escape[1], 16))
+    return char if char in _UNRESERVED else "%" + escape[1].upper()
 
 
 def _reservation(value: object) -> bool | None:

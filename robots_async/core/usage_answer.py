@@ -143,7 +143,8 @@ def _from_signals(signals: ContentSignals) -> list[UsageSource]:
 
 
 def _from_tdm(tdm_file: TdmAnswer | None, page: PageDirectives | None) -> list[UsageSource]:
-    # The response's own tdm-reservation (header or meta) overrides the file (TDMRep §4).
+    # The response's own tdm-reservation (header or meta) supersedes the file (TDMRep,
+    # "Processing priority").
     if page is not None and page.tdm_reservation is not None:
         value: Preference = "disallowed" if page.tdm_reservation else "allowed"
         detail = f"tdm-reservation: {int(page.tdm_reservation)}"

@@ -289,19 +289,34 @@ TDM_CASES = [
         True,
         "https://x.test/m",
     ),
+    # TDMRep "Processing priority": the HTML meta supersedes the header.
     (
-        "header 0 overrides meta 1",
+        "meta 1 supersedes header 0",
         [("tdm-reservation", "0")],
         '<meta name="tdm-reservation" content="1">',
+        True,
+        None,
+    ),
+    (
+        "meta 0 supersedes header 1",
+        [("tdm-reservation", "1")],
+        '<meta name="tdm-reservation" content="0">',
         False,
         None,
     ),
     (
-        "header 1 overrides meta 0",
+        "invalid meta leaves header",
         [("tdm-reservation", "1")],
-        '<meta name="tdm-reservation" content="0">',
+        '<meta name="tdm-reservation" content="2">',
         True,
         None,
+    ),
+    (
+        "meta reservation leaves header policy",
+        [("tdm-reservation", "0"), ("tdm-policy", "https://h")],
+        '<meta name="tdm-reservation" content="1">',
+        True,
+        "https://h",
     ),
     (
         "invalid header leaves meta",
@@ -311,11 +326,11 @@ TDM_CASES = [
         None,
     ),
     (
-        "header policy overrides meta policy",
+        "meta policy supersedes header policy",
         [("tdm-policy", "https://h")],
         '<meta name="tdm-policy" content="https://m">',
         None,
-        "https://h",
+        "https://m",
     ),
     (
         "repeated headers: 1 wins",

@@ -92,3 +92,35 @@ def test_bom_and_non_ascii_locations() -> None:
     rep = parse_tdmrep(body)
     assert rep.lookup("https://x.test/caf%C3%A9/menu").status == "reserved"
     assert rep.lookup("https://x.test/caf\u00e9/menu").status == "reserved"
+
+
+# TDMRep §4.1: unreserved escapes are decoded before comparing, on both sides; a
+# pattern writes a literal "$" or "*" as %24 / %2A (the report's own example).
+ESCAPED = parse_tdmrep(
+    json.dumps(
+        [
+            {"location": "/path/foo-%24", "tdm-reservation": 1},
+            {"location": "/%7euser/*", "tdm-reservation": 1},
+            {"location": "/a%2fb", "tdm-reservation": 1},
+            {"location": "/stars/%2A$", "tdm-reservation": 1},
+        ]
+    ).encode()
+)
+
+
+@pytest.mark.parametrize(
+    ("url", "status"),
+    [
+        ("https://provider.com/path/foo-$", "reserved"),
+        ("https://provider.com/path/foo-%24", "reserved"),
+        ("https://provider.com/path/foo-", "not-reserved"),
+        ("https://provider.com/~user/a", "reserved"),
+        ("https://provider.com/%7Euser/a", "reserved"),
+        ("https://provider.com/a%2Fb", "reserved"),
+        ("https://provider.com/a/b", "not-reserved"),
+        ("https://provider.com/stars/*", "reserved"),
+        ("https://provider.com/stars/x", "not-reserved"),
+    ],
+)
+def test_escapes_compare_as_the_report_says(url: str, status: str) -> None:
+    assert ESCAPED.lookup(url).status == status
