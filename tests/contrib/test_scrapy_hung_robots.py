@@ -76,15 +76,17 @@ def fleet(loop_thread: LoopThread) -> Iterator[Fleet]:
 def test_healthy_origins_crawl_while_20_robots_txt_hang(fleet: Fleet, tmp_path: Path) -> None:
     """100 origins with 3 pages each, 20 of them with a hung robots.txt, Scrapy's
     default concurrency: the healthy origins' first pages arrive at p50 < 5 s and all
-    240 healthy pages within 45 s (p50 30.5 s and 21 of 240 when waiting for robots.txt
-    held CONCURRENT_REQUESTS)."""
+    240 healthy pages within 8 s, before the hung fetches time out (1.6 s and 2.3 s
+    measured; p50 30.5 s and 21 of 240 within 45 s when waiting for robots.txt held
+    CONCURRENT_REQUESTS)."""
     starts = [f"{base}/p{i}" for base in fleet.bases for i in range(PAGES)]
     settings = {
         "ROBOTSTXT_OBEY": True,
         "DOWNLOADER_MIDDLEWARES": DROP_IN,
         "LOG_LEVEL": "WARNING",
         "TELNETCONSOLE_ENABLED": False,
-        "ROBOTSASYNC_TIMEOUT": 40.0,  # the hung ones outlast the measured window
+        # The hung ones outlast the measured window; the test lasts about as long.
+        "ROBOTSASYNC_TIMEOUT": 10.0,
     }
     started = time.monotonic()
     result = run_crawl(tmp_path, starts, settings=settings, replace_settings=True, timeout=150)
@@ -94,6 +96,6 @@ def test_healthy_origins_crawl_while_20_robots_txt_hang(fleet: Fleet, tmp_path: 
     assert statistics.median(firsts) < 5.0, sorted(firsts)
     lasts = [max(fleet.page_times[base]) - started for base in healthy]
     assert sum(len(fleet.page_times[base]) for base in healthy) == (ORIGINS - HUNG) * PAGES
-    assert max(lasts) < 45.0
+    assert max(lasts) < 8.0, sorted(lasts)
     assert not any(base in fleet.page_times for base in fleet.bases[:HUNG])
     assert result.stat("robotstxt/forbidden") == HUNG * PAGES  # unreachable: disallowed

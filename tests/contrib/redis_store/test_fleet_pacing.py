@@ -28,6 +28,8 @@ WORKER = Path(__file__).with_name("pace_worker.py")
 SLOW_ROBOTS = b"User-agent: *\nCrawl-delay: 1\n"
 FAST_ROBOTS = b"User-agent: *\nAllow: /\n"
 RUN_SECONDS = 6.0
+#: The four-worker run: long enough for 4 turns at Crawl-delay: 1 (16 unpaced).
+PACED_SECONDS = 4.0
 
 
 @dataclass
@@ -143,19 +145,20 @@ async def test_four_workers_visit_a_crawl_delay_site_once_a_second_between_them(
     store_spec: list[str],
     via: str,
 ) -> None:
-    """4 processes x 6 s on a Crawl-delay: 1 site: <= 8 requests in all, consecutive
-    ones >= 0.8 s apart (each worker pacing itself sent 24, 0.00 s apart); a site
+    """4 processes x 4 s on a Crawl-delay: 1 site: <= 6 requests in all, consecutive
+    ones >= 0.8 s apart (each worker pacing itself sent 16, 0.00 s apart); a site
     asking no delay, crawled by the same workers meanwhile, is not slowed."""
     slow = await origins.add(SLOW_ROBOTS)
     fast = await origins.add(FAST_ROBOTS)
     workers = await start_pacers(4, store_spec[0], via, *store_spec[1:])
-    reports = await run_all(workers, [slow.url(), fast.url()], RUN_SECONDS)
-    # Counted over 6 s from the first (with the middleware, a request that reserved
+    reports = await run_all(workers, [slow.url(), fast.url()], PACED_SECONDS)
+    # Counted over 4 s from the first (with the middleware, a request that reserved
     # its turn before the run ended is sent after it, still on its turn).
-    within = [at for at in slow.times() if at <= min(slow.times()) + RUN_SECONDS]
-    assert 5 <= len(within) <= 8, slow.times()
+    within = [at for at in slow.times() if at <= min(slow.times()) + PACED_SECONDS]
+    assert 3 <= len(within) <= 6, slow.times()
     assert min(gaps(slow.times())) >= 0.8, gaps(slow.times())
-    assert len(fast.hits) >= 200, len(fast.hits)  # hundreds: nothing held it back
+    # ~10,000 measured: nothing held it back (paced, it would have had a few).
+    assert len(fast.hits) >= 1000, len(fast.hits)
     if via == "checker":
         fast_waits = sorted(w for r in reports for w in r["waits"][fast.url()])
         assert fast_waits[int(len(fast_waits) * 0.99)] < 0.05
