@@ -170,6 +170,7 @@ async def test_max_memory_bounds_what_is_retained(
     assert retained >= 0.4 * bound
 
 
+@pytest.mark.scenario
 def test_size_estimate_covers_each_corpus_file() -> None:
     """The estimate is at least 0.9x what each test-corpus file retains once queried."""
     ratios = {}

@@ -105,6 +105,7 @@ def _pragmas(path: Path) -> tuple[int, int, str]:
     return application, version, mode
 
 
+@pytest.mark.scenario
 def test_eight_processes_open_new_files_together(tmp_path: Path) -> None:
     """Eight processes create a store on the same new file at the same moment, three
     files in a row: every one opens it and writes its record, and the file is ours."""

@@ -88,6 +88,7 @@ async def test_two_processes_fetch_each_origin_once(
     assert sum(report["cache"]["store_errors"] for report in reports) == 0
 
 
+@pytest.mark.scenario
 async def test_a_fleet_opening_one_new_file_together(
     start_worker: Callable[..., Awaitable[StoreWorker]], tmp_path: Path
 ) -> None:
@@ -261,6 +262,7 @@ async def test_full_disk_falls_back_to_fetching(
     assert stats.store_errors >= 1
 
 
+@pytest.mark.scenario
 async def test_full_disk_never_stalls_a_peer_nor_changes_a_verdict(
     tiny_disk: Path,  # first: unmounted after the workers have exited
     make_server: Callable[[int], Awaitable[Server]],
@@ -381,6 +383,7 @@ def test_bad_settings_raise_at_construction(tmp_path: Path, name: str, value: fl
     assert not os.path.exists(tmp_path / "x.sqlite")
 
 
+@pytest.mark.scenario
 async def test_a_worker_killed_mid_fetch_frees_the_origin_in_seconds(
     make_server: Callable[[int], Awaitable[Server]],
     start_worker: Callable[..., Awaitable[StoreWorker]],

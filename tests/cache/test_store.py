@@ -87,6 +87,7 @@ async def test_shared_store_carries_error_state_and_stale_copy(
     assert first.stats.store_hits == 1
 
 
+@pytest.mark.scenario
 async def test_dead_lease_delays_until_it_expires(
     server: Server, make_cache: Callable[..., ra.RobotsCache]
 ) -> None:

@@ -73,6 +73,7 @@ def fleet(loop_thread: LoopThread) -> Iterator[Fleet]:
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.scenario
 def test_healthy_origins_crawl_while_20_robots_txt_hang(fleet: Fleet, tmp_path: Path) -> None:
     """100 origins with 3 pages each, 20 of them with a hung robots.txt, Scrapy's
     default concurrency: the healthy origins' first pages arrive at p50 < 5 s and all

@@ -38,6 +38,7 @@ def gaps(times: list[float]) -> list[float]:
     return [b - a for a, b in itertools.pairwise(sorted(times))]
 
 
+@pytest.mark.scenario
 def test_two_crawls_sharing_redis_take_turns_on_a_crawl_delay_site(
     site: Site, tmp_path: Path, redis_url: str
 ) -> None:

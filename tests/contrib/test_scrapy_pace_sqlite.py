@@ -8,6 +8,7 @@ import itertools
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from aiohttp import web
 
 from .conftest import run_crawl
@@ -36,6 +37,7 @@ def two_crawls(tmp_path: Path, starts: list[list[str]], pace: bool = True) -> li
         )
 
 
+@pytest.mark.scenario
 def test_two_crawls_sharing_sqlite_take_turns_and_leave_a_fast_site_alone(
     site: Site, tmp_path: Path
 ) -> None:
@@ -61,6 +63,7 @@ def test_two_crawls_sharing_sqlite_take_turns_and_leave_a_fast_site_alone(
         assert crawl.stat("robotsasync/pace/store_errors") == 0
 
 
+@pytest.mark.scenario
 def test_a_429_in_one_crawl_holds_the_other(site: Site, tmp_path: Path) -> None:
     """The first page request answers 429 with Retry-After: 3: apart from a request
     already on its way, neither crawl requests the site again for 3 s."""

@@ -68,6 +68,7 @@ def fleet(loop_thread: LoopThread) -> Iterator[Fleet]:
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.scenario
 def test_robots_requests_do_not_use_up_the_waiting_limit(fleet: Fleet, tmp_path: Path) -> None:
     """CONCURRENT_REQUESTS=2, 10 hung robots.txt first, then 20 healthy origins: every
     healthy page arrives within 5 s (0.8 s measured), not after the hung fetches time

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from robots_async.fetch.lanes import FetchLanes
 
 
@@ -15,6 +17,7 @@ async def _healthy() -> str:
     return "ok"
 
 
+@pytest.mark.scenario
 async def test_oldest_waiter_is_served_while_arrivals_continue() -> None:
     """Two fast slots serve ~13 fetches/s; 20/s arrive for 4 s. A fetch queued at
     0.5 s would be served in well under a second first come, first served; it must

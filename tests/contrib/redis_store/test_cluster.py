@@ -121,6 +121,7 @@ async def test_four_workers_on_a_cluster_fetch_each_origin_once(
 
 
 @failover
+@pytest.mark.scenario
 async def test_master_killed_mid_run_every_check_answered(
     replicated_cluster: LocalCluster, prefix: str, sites: Sites, start_worker: StartWorker
 ) -> None:
@@ -192,6 +193,7 @@ async def test_store_serves_again_after_failover(
     assert after == 0
 
 
+@pytest.mark.scenario
 async def test_frozen_cluster_delays_checks_within_the_store_patience(
     replicated_cluster: LocalCluster, prefix: str, sites: Sites
 ) -> None:

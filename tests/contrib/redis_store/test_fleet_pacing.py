@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
     from .conftest import RedisServer
 
+#: Multi-second runs of worker processes (see the marker in pyproject.toml).
+pytestmark = pytest.mark.scenario
+
 WORKER = Path(__file__).with_name("pace_worker.py")
 SLOW_ROBOTS = b"User-agent: *\nCrawl-delay: 1\n"
 FAST_ROBOTS = b"User-agent: *\nAllow: /\n"

@@ -10,6 +10,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from robots_async.contrib.redis import RedisStore
 
 from .conftest import HOLD_LEASE_SCRIPT
@@ -67,6 +69,7 @@ async def test_four_workers_fetch_each_of_500_origins_once(
     assert total(reports, "store_errors") == 0
 
 
+@pytest.mark.scenario
 async def test_lease_of_killed_worker_expires_and_one_waiter_fetches(
     redis_server: RedisServer, prefix: str, sites: Sites, start_worker: StartWorker
 ) -> None:
@@ -182,6 +185,7 @@ async def test_yandex_worker_503s_do_not_open_origins_for_default_workers(
     assert sites.total() == 50
 
 
+@pytest.mark.scenario
 async def test_a_worker_killed_mid_fetch_delays_its_peers_under_5_s(
     redis_server: RedisServer, prefix: str, sites: Sites, start_worker: StartWorker
 ) -> None:
@@ -207,6 +211,7 @@ async def test_a_worker_killed_mid_fetch_delays_its_peers_under_5_s(
     assert report["cache"]["fetches"] == 1
 
 
+@pytest.mark.scenario
 async def test_a_live_holder_keeps_its_lease_through_a_slow_fetch(
     redis_server: RedisServer, prefix: str, sites: Sites, start_worker: StartWorker
 ) -> None:
