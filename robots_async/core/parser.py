@@ -300,6 +300,7 @@ class RobotsParser:
             clean_params=rules.clean_params,
             warnings=rules.warnings,
             truncated=self._truncated,
+            file_signals=rules.file_signals,
         )
 
     def _accept(self, data: bytes) -> bytes:

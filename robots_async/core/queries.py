@@ -10,7 +10,7 @@ from __future__ import annotations
 from array import array
 from typing import TYPE_CHECKING, Literal
 
-from .content_signals import ContentSignals, combine_signals
+from .content_signals import ContentSignals, SignalLines, combine_signals
 from .matcher import EMPTY, decide
 from .packed_warnings import PACK_FROM, PackedWarnings
 from .policy import normalise_patterns
@@ -32,12 +32,13 @@ ROBOTS_PATH = "/robots.txt"
 class RobotsQueries(AgentSelection):
     """The questions besides allowed() (a base class of RobotsTxt)."""
 
-    __slots__ = ("_public_groups", "_synthetic", "_usage", "_warnings")
+    __slots__ = ("_file_signals", "_public_groups", "_synthetic", "_usage", "_warnings")
 
     _warnings: list[WarningRecord] | PackedWarnings | tuple[ParseWarning, ...]
     _synthetic: Literal["allow-all", "disallow-all"] | None
     _public_groups: tuple[Group, ...] | None
     _usage: dict[tuple[int, ...], _UsageRules] | None
+    _file_signals: SignalLines | None
 
     # Defined by RobotsTxt. Real methods rather than TYPE_CHECKING stubs: mypyc
     # compiles no conditional statement in a class body.
@@ -148,6 +149,8 @@ class RobotsQueries(AgentSelection):
                 default = signals
             else:
                 own.extend(signals.numbered())
+        if default is None and not own:
+            default = self._file_signals
         if not own and default is not None:
             own = default.numbered()
         return combine_signals(sorted(own)) if own else None

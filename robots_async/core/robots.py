@@ -28,6 +28,7 @@ from .selection import (
 from .url import encode_non_ascii, request_target
 
 if TYPE_CHECKING:
+    from .content_signals import SignalLines
     from .packed_warnings import PackedWarnings
     from .policy import MatchPolicy
     from .results import CleanParam, Group, ParseWarning, WarningRecord
@@ -79,6 +80,7 @@ class RobotsTxt(RobotsQueries):
         warnings: list[WarningRecord] | None = None,
         truncated: bool = False,
         synthetic: Literal["allow-all", "disallow-all"] | None = None,
+        file_signals: SignalLines | None = None,
     ) -> None:
         self._groups = groups
         self._policy = policy
@@ -91,6 +93,9 @@ class RobotsTxt(RobotsQueries):
         )
         self._truncated = truncated
         self._synthetic = synthetic
+        # Content-Signal lines before any group: for a crawler that no group selects
+        # (those with groups find them in each group without lines of its own).
+        self._file_signals = file_signals
         # The default policy's target handling, decided once instead of per question.
         self._google_like = (
             policy.encode_raw_url

@@ -376,6 +376,7 @@ class RulesBuilder:
             self._host,
             tuple(self._clean_params),
             self._final_warnings(),
+            default,
         )
 
 
@@ -388,6 +389,8 @@ class CollectedRules(NamedTuple):
     host: str | None
     clean_params: tuple[CleanParam, ...]
     warnings: list[WarningRecord]
+    #: Content-Signal lines before the first group (also in each group without its own).
+    file_signals: SignalLines | None
 
 
 #: Directive kind -> the RulesBuilder method that takes it.

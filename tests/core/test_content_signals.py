@@ -117,6 +117,23 @@ Disallow: /y
     assert result.lines == (7,)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"Content-Signal: ai-train=no\n",  # a file of nothing else
+        b"Content-Signal: ai-train=no\nSitemap: https://example.com/s.xml\n",
+        b"Content-Signal: ai-train=no\n\nUser-agent: Googlebot\nDisallow: /x\n",
+    ],
+)
+def test_the_default_reaches_a_crawler_that_no_group_selects(body: bytes) -> None:
+    """The file's default is not lost when the crawler has no group at all (it was
+    attached only to groups, so these files signalled nothing to GPTBot)."""
+    result = parse(body).content_signals(URL, "GPTBot")
+    assert result is not None
+    assert dict(result.signals) == {"ai-train": False}
+    assert result.line == 1
+
+
 def test_no_line_no_signals() -> None:
     assert parse(b"User-agent: *\nDisallow: /x\n").content_signals(URL, "Bot") is None
     assert parse(b"").content_signals(URL, "Bot") is None
