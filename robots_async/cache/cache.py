@@ -124,7 +124,7 @@ class RobotsCache(SharedStoreProtocol, EntryTable):
         """A snapshot of the counters."""
         counts = {
             **self._counts,
-            "hits": self._hits,
+            "hits": self._hits + self._hot.hits,
             "stale_served": self._stale_served,
             "entries": len(self._entries),
             "memory": self._memory,
@@ -170,7 +170,6 @@ class RobotsCache(SharedStoreProtocol, EntryTable):
         """
         self._closed = True
         self._hot.clear()
-        self._expiries.clear()
         tasks = list(self._inflight.values())
         running = asyncio.get_running_loop()
         if not tasks or self._loop is not running:

@@ -1,25 +1,25 @@
 """The bounded entry table: LRU with a second chance (CLOCK), a memory bound, and the
-hot path's index of fresh rules with its expiry heap.
+hot path's index of fresh rules (:class:`~robots_async.core.hot_rules.HotRules`).
 
 Eviction (``max_entries``, ``max_memory``) is least recently used, approximated for
-the checker's hot path (:meth:`EntryTable.fresh_robots`): such a hit only marks its
-entry, and the eviction scan gives a marked entry a second chance (moved to the back,
-mark cleared) instead of evicting it (CLOCK). So an entry used since the scan last
-passed it outlives every unmarked one, even one used more recently; both bounds hold
+the checker's hot path (:meth:`HotRules.verdict`): such a hit only marks its entry,
+and the eviction scan gives a marked entry a second chance (moved to the back, mark
+cleared) instead of evicting it (CLOCK). So an entry used since the scan last passed
+it outlives every unmarked one, even one used more recently; both bounds hold
 exactly. Moving an entry to the back on every hit (relinking its neighbours: cache
 misses) cost 3% of a cached check at 10,000 origins (paired, interleaved runs).
 
-A base class of :class:`RobotsCache` rather than an object it holds: the hot path
-(``fresh_robots``) is then one method call, as before the split (a delegating call
-would add one more to every cached check).
+A base class of :class:`RobotsCache` rather than an object it holds: ``fresh_robots``
+is then one method call (a delegating call would add one more to every question).
 """
 
 from __future__ import annotations
 
-import heapq
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
+from ..core.hot_rules import HotRules
+from ..fetch.wire import PLAIN_URL
 from .entry import CacheEntry, CacheStats
 
 if TYPE_CHECKING:
@@ -29,19 +29,6 @@ if TYPE_CHECKING:
     from ..core.url import Origin
 
 __all__ = ["EntryTable"]
-
-_NEVER = float("inf")
-
-
-class _Unused:
-    """A hot-index entry not hit since it joined or since the eviction scan passed
-    it: its rules wrapped, so that a hit is told by the value's type alone (the
-    rules' header, read by the match anyway) and marks by unwrapping them."""
-
-    __slots__ = ("robots",)
-
-    def __init__(self, robots: RobotsTxt) -> None:
-        self.robots = robots
 
 
 class EntryTable:
@@ -64,20 +51,13 @@ class EntryTable:
         # dict by text before).
         self._entries: OrderedDict[str, CacheEntry] = OrderedDict()
         self._texts: dict[Origin, str] = {}
-        # The hot path's index: the rules of entries not yet expired and not stale,
-        # by text (stale ones take fresh_text(), which counts them); _Unused-wrapped
-        # until hit. Expiry is checked against one watermark, the soonest expiry in
-        # it (a heap of (expires_at, text), those of entries gone or renewed skipped
-        # when popped), not against each entry's expires_at: that float cost 2.4%
-        # of a cached check at 10,000 origins, a holder object per entry 1-3.5%
-        # (paired, interleaved). An entry is never served at or after its expires_at.
-        self._hot: dict[str, RobotsTxt | _Unused] = {}
-        self._expiries: list[tuple[float, str]] = []
-        self._soonest = _NEVER
+        # The hot path's index: the rules of entries not yet expired and not stale
+        # (stale ones take fresh_text(), which counts them).
+        self._hot = HotRules(clock, PLAIN_URL, self._expires_of)
         self._memory = 0
         self._counts: dict[str, int] = dict.fromkeys(CacheStats.__slots__, 0)
-        # The hit counters are plain ints: the hot path's `+= 1` on an attribute
-        # costs about half a dict item's (16 vs 32 ns).
+        # Hits outside the hot index (fresh_text); an attribute's `+= 1` costs about
+        # half a dict item's (16 vs 32 ns).
         self._hits = 0
         self._stale_served = 0
 
@@ -91,7 +71,7 @@ class EntryTable:
         text = self._texts.pop(origin, None)
         if text is None:
             return False
-        self._hot.pop(text, None)
+        self._hot.discard(text)
         self._drop(self._entries.pop(text))
         return True
 
@@ -115,22 +95,20 @@ class EntryTable:
         return entry
 
     def fresh_robots(self, origin_text: str) -> RobotsTxt | None:
-        """The rules of :meth:`fresh_text`'s entry if it is not stale (counted as a hit).
-
-        The checker's hot path: one clock read against the soonest expiry, one
-        lookup, a mark for eviction's second chance (see the module docstring).
+        """The rules of :meth:`fresh_text`'s entry if it is not stale (counted as a
+        hit): the hot index's answer, with no LRU move (see the module docstring).
         None (ask :meth:`fresh_text`) for a stale, expired or uncached entry.
         """
-        now = self._clock()
-        if now >= self._soonest:
-            self._expire(now)
-        robots = self._hot.get(origin_text)
-        if robots is None:
-            return None
-        if type(robots) is _Unused:
-            robots = self._hot[origin_text] = robots.robots  # marked: hit since the scan
-        self._hits += 1
-        return robots  # type: ignore[return-value]
+        return self._hot.rules(origin_text)
+
+    @property
+    def hot_rules(self) -> HotRules:
+        """The hot index (the checker's cached path asks it first)."""
+        return self._hot
+
+    def _expires_of(self, origin_text: str) -> float | None:
+        entry = self._entries.get(origin_text)
+        return None if entry is None else entry.expires_at
 
     def _keep(self, entry: CacheEntry) -> None:
         """Store ``entry``, evicting least recently used entries beyond the bounds
@@ -139,7 +117,7 @@ class EntryTable:
         if text is None:
             text = self._texts[entry.origin] = str(entry.origin)
         else:
-            self._hot.pop(text, None)
+            self._hot.discard(text)
             self._drop(self._entries.pop(text), kept=entry)
         # Evicted before the entry joins, so that the scan never reaches it: after a
         # whole pass over marked entries the oldest goes, not the newest.
@@ -150,11 +128,7 @@ class EntryTable:
         self._entries[text] = entry
         self._memory += entry.size
         if entry.source != "stale" and not self._closed:
-            self._hot[text] = _Unused(entry.robots)
-            heapq.heappush(self._expiries, (entry.expires_at, text))
-            self._soonest = min(self._soonest, entry.expires_at)
-            if len(self._expiries) > 2 * len(self._hot) + 64:
-                self._reindex_expiries()
+            self._hot.add(text, entry.robots, entry.expires_at)
 
     def _evict_one(self) -> None:
         """Evict the oldest entry not hit on the hot path since the scan last passed;
@@ -162,33 +136,13 @@ class EntryTable:
         entries, hot = self._entries, self._hot
         while True:
             text, entry = entries.popitem(last=False)
-            robots = hot.get(text)
-            if robots is None or isinstance(robots, _Unused):
+            if not hot.second_chance(text):
                 break
-            hot[text] = _Unused(robots)
             entries[text] = entry
-        hot.pop(text, None)
+        hot.discard(text)
         del self._texts[entry.origin]
         self._drop(entry)
         self._count("evictions")
-
-    def _expire(self, now: float) -> None:
-        """Take entries expired at ``now`` out of the hot index; raise the watermark."""
-        expiries, hot, entries = self._expiries, self._hot, self._entries
-        while expiries and expiries[0][0] <= now:
-            _, text = heapq.heappop(expiries)
-            entry = entries.get(text)
-            if entry is not None and entry.expires_at <= now:
-                hot.pop(text, None)
-        self._soonest = expiries[0][0] if expiries else _NEVER
-
-    def _reindex_expiries(self) -> None:
-        """Rebuild the expiry heap from the hot index: the items of replaced, evicted
-        or invalidated entries would otherwise pile up (kept under 2x plus 64)."""
-        entries = self._entries
-        self._expiries = [(entries[text].expires_at, text) for text in self._hot]
-        heapq.heapify(self._expiries)
-        self._soonest = self._expiries[0][0] if self._expiries else _NEVER
 
     def _drop(self, entry: CacheEntry, kept: CacheEntry | None = None) -> None:
         """Account for an entry leaving the cache (``kept``: the one replacing it).

@@ -17,7 +17,7 @@ from ..core.agent import require_token
 from ..core.errors import ClosedError, EventLoopError
 from ..core.url import Origin
 from ..fetch.policy import FetchPolicy, Source
-from ..fetch.wire import PLAIN_URL, wire_url
+from ..fetch.wire import wire_url
 from .paced import PacedChecks
 from .pacing import PaceBy, Pacer, PaceSettings
 from .unclosed import creation_site, warn_unclosed
@@ -186,6 +186,7 @@ class RobotsChecker(PacedChecks, UsageChecks, AsyncClosing):
             match_policy=policy,
             robots_token=self._token,
         )
+        self._hot_rules = self._cache.hot_rules
         self._owns = (owns_fetcher, cache is None)
         self._usage_sources = UsageSources(self._cache, self._fetcher)
         self._clock = clock
@@ -253,21 +254,17 @@ class RobotsChecker(PacedChecks, UsageChecks, AsyncClosing):
         # no loop inside another): what _bind() checks, without the getpid() of
         # get_running_loop() (30 vs 150 ns). Other loops (uvloop) take _allowed().
         if hot is not None and type(url) is str and hot._thread_id == get_ident():
-            # The usual URL is sent as written and spells its origin's text (see
-            # PLAIN_URL): its entry is found by that text, with no wire_url() and no
-            # Origin built (4.9 -> ~3.7 us a cached check at 10,000 origins). The
-            # cache's hot index answers (no LRU move, no expiry float, no holder:
-            # 1.6-1.7x -> 1.44-1.46x a bare match at 10,000 origins, bench_core.py).
-            plain = PLAIN_URL(url) if "/." not in url else None
-            if plain is not None:
-                robots = self._cache.fresh_robots(plain[1])
-                if robots is not None:
-                    token = self._token if user_agent is None else self._token_for(user_agent)
-                    allowed = robots.allowed(url, robots_token=token)
-                    self._checks += 1
-                    if not allowed:
-                        self._disallowed += 1
-                    return allowed
+            # The cache's hot index answers a URL sent as written whose origin's rules
+            # are cached and fresh (see HotRules.verdict): no wire_url(), no Origin,
+            # no LRU move, no expiry float, the match called natively when compiled
+            # (bench_core.py's cached-checker line).
+            token = self._token if user_agent is None else self._token_for(user_agent)
+            allowed = self._hot_rules.verdict(url, token)
+            if allowed is not None:
+                self._checks += 1
+                if not allowed:
+                    self._disallowed += 1
+                return allowed
         return await self._allowed(url, user_agent)
 
     async def _allowed(self, url: object, user_agent: str | None) -> bool:

@@ -10,7 +10,7 @@ import pytest
 from aiohttp import web
 
 import robots_async as ra
-from robots_async.cache.table import _Unused
+from robots_async.core.hot_rules import Unused
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -22,7 +22,7 @@ RULES = "User-agent: *\nDisallow: /private\n"
 
 def marked(cache: ra.RobotsCache) -> list[bool]:
     """For each entry of the hot index: hit since the eviction scan last passed it."""
-    return [not isinstance(value, _Unused) for value in cache._hot.values()]
+    return [not isinstance(value, Unused) for value in cache._hot._rules.values()]
 
 
 def cached(cache: ra.RobotsCache, server: Server, count: int) -> list[int]:
@@ -182,7 +182,7 @@ async def test_expiry_heap_stays_bounded(
     cache = checker.cache
     for i in range(400):
         assert await checker.allowed(server.url("/a"))
-        assert len(cache._expiries) <= 2 * len(cache._hot) + 64, i
+        assert len(cache._hot._expiries) <= 2 * len(cache._hot) + 64, i
         assert checker.invalidate(server.url("/"))
     assert server.count() == 400
     assert await checker.allowed(server.url("/a"))
@@ -190,7 +190,7 @@ async def test_expiry_heap_stays_bounded(
     assert cache.fresh_robots(str(server.origin())) is not None
     clock.advance(60)
     assert cache.fresh_robots(str(server.origin())) is None
-    assert cache._expiries == []
+    assert cache._hot._expiries == []
 
 
 async def test_stale_copy_leaves_the_hot_index_and_comes_back(
