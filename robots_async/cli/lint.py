@@ -1,4 +1,5 @@
-"""``robots-async lint``: problems in a robots.txt file or an origin's robots.txt."""
+"""``robots-async lint``: problems in a robots.txt file or an origin's robots.txt (or,
+with ``--tdmrep`` or a file named ``tdmrep.json``, in a TDMRep file: lint_tdmrep.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ..core.url import Origin
 from ..core.usage import parse_preference
 from .common import _agent, _fetch, _fetch_policy, _read_bytes, _setup_logging
 from .hints import scheme_hint
+from .lint_tdmrep import is_tdmrep_name, lint_tdmrep, tdmrep_unavailable, tdmrep_url
 from .options import _EPILOG, EXIT_NEGATIVE, EXIT_OK, UsageError, _add_json, _add_max_bytes
 from .output import _counts, _json, _problem, _usage_text
 
@@ -34,6 +36,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="FILE|URL",
         help="robots.txt to lint: a file, '-' for stdin, or an http(s) URL whose "
         "origin's robots.txt is fetched",
+    )
+    lint.add_argument(
+        "--tdmrep",
+        action="store_true",
+        help="lint a W3C TDMRep tdmrep.json instead: the file given, or for a URL the "
+        "origin's /.well-known/tdmrep.json (implied for a file named tdmrep.json)",
     )
     _add_max_bytes(lint)
     _add_json(lint)
@@ -173,6 +181,8 @@ def _read_file(path: str) -> bytes:
 
 
 def _cmd_lint(args: argparse.Namespace) -> int:
+    if args.tdmrep or is_tdmrep_name(args.file):
+        return _cmd_lint_tdmrep(args)
     if not _is_url(args.file):
         name = "<stdin>" if args.file == "-" else args.file
         body = _read_file(args.file)
@@ -187,6 +197,19 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     if outcome.category != "ok" or outcome.robots is None:
         return _nothing_to_lint(origin.robots_url, outcome, extra, args.json)
     return _lint_report(origin.robots_url, outcome.robots, outcome.body or b"", extra, args.json)
+
+
+def _cmd_lint_tdmrep(args: argparse.Namespace) -> int:
+    if not _is_url(args.file):
+        name = "<stdin>" if args.file == "-" else args.file
+        return lint_tdmrep(name, _read_file(args.file), args.json)
+    _agent(args)
+    url = tdmrep_url(str(Origin.from_url(args.file)))
+    _setup_logging(args.verbose)
+    outcome = asyncio.run(_fetch(args, url, _fetch_policy(args), keep_body=True))
+    if outcome.category != "ok":
+        return tdmrep_unavailable(url, outcome, args.json)
+    return lint_tdmrep(url, outcome.body or b"", args.json)
 
 
 def _nothing_to_lint(

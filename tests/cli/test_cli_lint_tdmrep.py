@@ -1,0 +1,102 @@
+"""``robots-async lint --tdmrep`` (and a file named tdmrep.json): a TDMRep file's problems."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+from aiohttp import web
+
+from robots_async.cli import main
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..conftest import Serve
+
+FLAWED = [
+    {"location": "/news/", "tdm-reservation": 1, "tdm-policy": "https://x.test/p"},
+    {"location": "books", "tdm_reservation": 1},  # misspelt key, relative location
+    {"location": "/", "tdm-reservation": 0},
+    {"location": "/late", "tdm-reservation": 1},  # after "/": never reached
+]
+CLEAN = [{"location": "/", "tdm-reservation": 1}]
+
+
+def write(tmp_path: Path, entries: object, name: str = "tdmrep.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(entries))
+    return str(path)
+
+
+def test_a_file_named_tdmrep_json_is_linted_as_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, FLAWED)
+    assert main(["lint", path]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:4] == [
+        f"{path}: entry 1: invalid-entry: tdm-reservation is not 0 or 1",
+        f"{path}: entry 1: unknown-key: 'tdm_reservation' is not a TDMRep property",
+        f"{path}: entry 1: relative-location: 'books' is read as '/books'",
+        f"{path}: entry 3: unreachable: entry 2 matches every path first",
+    ]
+    assert f"{path}: entry 0: note: /news/: reserved, policy https://x.test/p" in lines
+    assert lines[-1] == f"{path}: 4 entries, 2 reserving; 4 warnings"
+
+
+def test_clean_file_exits_0_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, CLEAN, name="policy.json")
+    assert main(["lint", "--tdmrep", "--json", path]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert (record["entries"], record["reserved"], record["warnings"]) == (1, 1, [])
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"location": "/"}', "not a JSON array"),
+        (b"[{", "not JSON"),
+        (b"\xff[]", "not UTF-8"),
+    ],
+)
+def test_unreadable_file_is_one_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], body: bytes, message: str
+) -> None:
+    path = tmp_path / "tdmrep.json"
+    path.write_bytes(body)
+    assert main(["lint", str(path)]) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith(f"{path}: unreadable: ")
+    assert message in first
+
+
+def tdmrep_app(status: int, body: bytes = b"") -> web.Application:
+    async def handler(request: web.Request) -> web.Response:
+        return web.Response(status=status, body=body, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_get("/.well-known/tdmrep.json", handler)
+    return app
+
+
+async def test_url_lints_the_origins_file(serve: Serve, capsys: pytest.CaptureFixture[str]) -> None:
+    base = await serve(tdmrep_app(200, json.dumps(FLAWED).encode()))
+    code = await asyncio.to_thread(main, ["lint", "--tdmrep", f"{base}/some/page"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1
+    assert out[-1] == f"{base}/.well-known/tdmrep.json: 4 entries, 2 reserving; 4 warnings"
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "fate"), [(404, 0, "no tdmrep.json"), (503, 1, "unreachable")]
+)
+async def test_url_without_a_file(
+    serve: Serve, capsys: pytest.CaptureFixture[str], status: int, code: int, fate: str
+) -> None:
+    """A 4xx: the site reserves nothing by file (exit 0); a 5xx: unknown (exit 1)."""
+    base = await serve(tdmrep_app(status))
+    assert await asyncio.to_thread(main, ["lint", "--tdmrep", base]) == code
+    assert fate in capsys.readouterr().err
