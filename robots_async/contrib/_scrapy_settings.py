@@ -92,6 +92,10 @@ def _bool(value: object) -> object:
     raise ValueError("True, False, 1, 0 or their spellings '1', '0', 'true', 'false'")
 
 
+def _optional_bool(value: object) -> object:
+    return None if value is None else _bool(value)
+
+
 def _audit_path(value: object) -> object:
     if value is None:
         return None
@@ -297,12 +301,14 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "ROBOTSASYNC_USAGE_SIGNALS",
-        "bool",
-        False,
+        "bool | None",
+        None,
         "Also read TDMRep (tdmrep.json once per origin), Content-Signal and page "
         "directives: response.meta['usage_answer'] and ['robots_directives'], and "
-        "ROBOTSASYNC_REFUSE_USAGE refuses on any of them.",
-        _bool,
+        "ROBOTSASYNC_REFUSE_USAGE refuses on any of them. None: on when "
+        "ROBOTSASYNC_REFUSE_USAGE names a category (a crawl refusing an AI use "
+        "honours every opt-out), off otherwise.",
+        _optional_bool,
     ),
     Setting(
         "ROBOTSASYNC_REDIS_URL",
@@ -398,4 +404,8 @@ def read_settings(settings: Mapping[str, object] | None) -> ScrapyConfig:
     if settings is not None:
         check_names(settings)
     values = {setting.key: setting.read(settings) for setting in SETTINGS}
+    if values["usage_signals"] is None:
+        # A crawl that refuses a use must see every opt-out of it, not robots.txt's
+        # Content-Usage alone: a noai page or a TDMRep reservation is one too.
+        values["usage_signals"] = bool(values["refuse_usage"])
     return ScrapyConfig(**values)  # type: ignore[arg-type]

@@ -417,3 +417,19 @@ def test_backend_alone_stops_on_a_misspelt_name(site: Site, tmp_path: Path) -> N
     assert "did you mean ROBOTSASYNC_REFUSE_USAGE?" in lines[0]
     assert "Traceback" not in proc.stderr
     assert host.paths() == []
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ({}, False),
+        ({"ROBOTSASYNC_REFUSE_USAGE": ["train-ai"]}, True),
+        ({"ROBOTSASYNC_REFUSE_USAGE": []}, False),
+        ({"ROBOTSASYNC_REFUSE_USAGE": ["train-ai"], "ROBOTSASYNC_USAGE_SIGNALS": False}, False),
+        ({"ROBOTSASYNC_USAGE_SIGNALS": True}, True),
+        ({"ROBOTSASYNC_USAGE_SIGNALS": None, "ROBOTSASYNC_REFUSE_USAGE": ["search"]}, True),
+    ],
+)
+def test_usage_signals_default_follows_the_refusal(given: dict[str, Any], expected: bool) -> None:
+    """Unset, the signals are read exactly when a category is refused."""
+    assert read_settings(given).usage_signals is expected

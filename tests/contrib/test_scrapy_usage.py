@@ -99,7 +99,18 @@ def test_own_group_gives_own_preference(site: Site, tmp_path: Path) -> None:
     assert usage["/never/test"]["train-ai"] == "allowed"
 
 
-def test_refuse_usage_drops_what_says_n(site: Site, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("signals", "counted"),
+    [
+        # Every signal read (the default when a category is refused): the header's
+        # refusal, after the download, is the combined answer's.
+        (None, {"content_usage": 1, "usage_answer": 1}),
+        (False, {"content_usage": 2, "usage_answer": 0}),  # Content-Usage alone
+    ],
+)
+def test_refuse_usage_drops_what_says_n(
+    site: Site, tmp_path: Path, signals: bool | None, counted: dict[str, int]
+) -> None:
     """ROBOTSASYNC_REFUSE_USAGE=["train-ai"]: a page whose robots.txt rule says
     train-ai=n is never downloaded; one whose header says it is dropped after the
     download; both reach the errback as IgnoreRequest and are counted."""
@@ -108,14 +119,19 @@ def test_refuse_usage_drops_what_says_n(site: Site, tmp_path: Path) -> None:
     result = run_crawl(
         tmp_path,
         [host.url(p) for p in paths],
-        settings={**QUIET, "ROBOTSASYNC_REFUSE_USAGE": ["train-ai"]},
+        settings={
+            **QUIET,
+            "ROBOTSASYNC_REFUSE_USAGE": ["train-ai"],
+            "ROBOTSASYNC_USAGE_SIGNALS": signals,
+        },
     )
     assert set(by_path(result, host)) == {"/ai-ok/test", "/ai-ok/header-search"}
     assert host.count("/test") == 0  # refused from robots.txt alone: not downloaded
     assert host.count("/ai-ok/header-n") == 1  # the header is only known after download
     ignored = {e["url"] for e in result.errors if e["error"] == "IgnoreRequest"}
     assert ignored == {host.url("/test"), host.url("/ai-ok/header-n")}
-    assert result.stat("robotsasync/content_usage/refused/train-ai") == 2
+    for stat, count in counted.items():
+        assert result.stat(f"robotsasync/{stat}/refused/train-ai") == count, stat
     assert result.stat("robotstxt/forbidden") == 0
 
 
@@ -126,7 +142,11 @@ def test_refuse_search_from_the_command_line_spelling(site: Site, tmp_path: Path
     result = run_crawl(
         tmp_path,
         [host.url(p) for p in paths],
-        settings={**QUIET, "ROBOTSASYNC_REFUSE_USAGE": "search"},
+        settings={
+            **QUIET,
+            "ROBOTSASYNC_REFUSE_USAGE": "search",
+            "ROBOTSASYNC_USAGE_SIGNALS": False,
+        },
     )
     assert set(by_path(result, host)) == {"/ai-ok/header-n"}
     assert result.stat("robotsasync/content_usage/refused/search") == 1

@@ -65,14 +65,27 @@ def test_refuse_train_ai_from_every_source(site: Site, tmp_path: Path) -> None:
     assert refused == {*urls[1:], signals.url("/page")}
 
 
-def test_without_the_setting_nothing_new_is_fetched(site: Site, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("settings", "refused"),
+    [
+        # Refusing a use turns every signal on by default: a noai page is an opt-out.
+        ({"ROBOTSASYNC_REFUSE_USAGE": ["train-ai"]}, True),
+        ({"ROBOTSASYNC_REFUSE_USAGE": ["train-ai"], "ROBOTSASYNC_USAGE_SIGNALS": False}, False),
+        ({}, False),  # nothing refused: nothing new fetched
+    ],
+    ids=["refuse", "refuse-signals-off", "neither"],
+)
+def test_the_default_follows_the_refusal(
+    site: Site, tmp_path: Path, settings: dict[str, object], refused: bool
+) -> None:
     host = site.host()
-    host.serve("/robots.txt", "User-agent: *\nContent-Signal: ai-train=no\nAllow: /\n")
+    host.serve("/robots.txt", PLAIN_ROBOTS)
     host.serve("/noai", '<html><head><meta name="robots" content="noai"></head>', headers=HTML)
-    settings = {"REMOTE_CONTROL_ENABLED": False, "ROBOTSASYNC_REFUSE_USAGE": ["train-ai"]}
-    result = run_crawl(tmp_path, [host.url("/noai")], settings=settings)
-    assert [item["url"] for item in result.items] == [host.url("/noai")]
-    assert host.count(TDM) == 0
+    result = run_crawl(
+        tmp_path, [host.url("/noai")], settings={"REMOTE_CONTROL_ENABLED": False, **settings}
+    )
+    assert [item["url"] for item in result.items] == ([] if refused else [host.url("/noai")])
+    assert host.count(TDM) == (1 if refused else 0)
 
 
 NOFOLLOW_PAGE = '<html><head><meta name="robots" content="nofollow"></head><a href="/b">b</a>'

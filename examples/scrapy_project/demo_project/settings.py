@@ -22,7 +22,7 @@ ROBOTSASYNC_POLICY = "google"  # or "google-reference", "rfc9309", "first-match"
 ROBOTSASYNC_FETCH_POLICY = "rfc9309"  # or "googlebot", "yandex", "legacy-allow-on-error"
 ROBOTSASYNC_MAX_CRAWL_DELAY = 30.0  # Crawl-delay applied to download slots, capped
 ROBOTSASYNC_MAX_MEMORY = 256 * 1024 * 1024  # bytes of cached rules kept at most
-ROBOTSASYNC_REFUSE_USAGE: list[str] = []  # e.g. ["train-ai"]: drop pages saying train-ai=n
+ROBOTSASYNC_REFUSE_USAGE: list[str] = []  # e.g. ["train-ai"]: drop pages any opt-out refuses
 # ROBOTSASYNC_REDIS_URL = "redis://localhost:6379/0"  # share robots.txt across workers
 
 # The middleware runs on asyncio: keep Scrapy's default reactor (or set
