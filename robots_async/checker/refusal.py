@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import RobotsError
 from ..core.usage import CATEGORIES
+from ..core.validate import boolean
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from ..core.results import Verdict
     from ..core.usage import UsageCategory, UsagePreferences
+    from ..core.usage_answer import UsageAnswer
     from .checker import Decision
 
 __all__ = [
@@ -26,6 +28,8 @@ __all__ = [
     "UsageRefusedError",
     "held_back",
     "refused_categories",
+    "refusing",
+    "usage_signals_wanted",
 ]
 
 #: Statuses whose Location the clients follow: their body is no content to use.
@@ -91,14 +95,22 @@ class UsageRefusedError(RobotsError):
     """
 
     def __init__(
-        self, url: str, category: UsageCategory, usage: UsagePreferences, status: int
+        self,
+        url: str,
+        category: UsageCategory,
+        usage: UsagePreferences,
+        status: int,
+        answer: UsageAnswer | None = None,
     ) -> None:
-        super().__init__(f"{url}: content usage {category}=n ({_usage_source(usage)})")
+        why = _usage_source(usage) if answer is None else _answer_source(answer, usage, category)
+        super().__init__(f"{url}: content usage {category}=n ({why})")
         self.url = url
         self.category = category
         self.usage = usage
         #: HTTP status of the refused response.
         self.status = status
+        #: Every signal's statement when the adapter read them all (usage_signals).
+        self.answer = answer
 
 
 def _why(verdict: Verdict, decision: Decision | None) -> str:
@@ -108,6 +120,22 @@ def _why(verdict: Verdict, decision: Decision | None) -> str:
         cause = decision.outcome.error or f"HTTP {decision.status}"
         return f"robots.txt unreachable ({cause}): {verdict.reason}"
     return verdict.reason
+
+
+#: Sources whose statements UsagePreferences holds (with their lines): said from there.
+_CONTENT_USAGE = frozenset({"robots-content-usage", "content-usage-header"})
+
+
+def _answer_source(answer: UsageAnswer, usage: UsagePreferences, category: UsageCategory) -> str:
+    """Every refusing statement: Content-Usage's as _usage_source() says them (with
+    their lines), the other signals' as ``source: detail``."""
+    said = [_usage_source(usage)] if usage.disallows(category) else []
+    said += [
+        f"{s.source}: {s.detail}"
+        for s in answer.refusing([category])
+        if s.source not in _CONTENT_USAGE
+    ]
+    return "; ".join(said)
 
 
 def _usage_source(usage: UsagePreferences) -> str:
@@ -128,3 +156,23 @@ def refused_categories(refuse_usage: Iterable[str]) -> tuple[UsageCategory, ...]
             f"refuse_usage: unknown category {unknown[0]!r}; accepted: {', '.join(CATEGORIES)}"
         )
     return tuple(known)
+
+
+def usage_signals_wanted(
+    setting: str, usage_signals: object, refused: tuple[UsageCategory, ...]
+) -> bool:
+    """The adapters' ``usage_signals=``: None means "when a category is refused" (a
+    client refusing an AI use honours every opt-out it can see, not Content-Usage
+    alone); otherwise True or False.
+
+    :raises ConfigurationTypeError: for anything else.
+    """
+    return bool(refused) if usage_signals is None else boolean(setting, usage_signals)
+
+
+def refusing(answer: UsageAnswer, refused: tuple[UsageCategory, ...]) -> UsageCategory | None:
+    """The first refused category some source disallows in ``answer``, or None."""
+    for category in refused:
+        if answer.refusing([category]):
+            return category
+    return None

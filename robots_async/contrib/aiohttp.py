@@ -130,6 +130,12 @@ class RobotsMiddleware:
     :param refuse_usage: AI usage categories (``"train-ai"``, ``"search"``) whose
         preference ``n`` refuses a response with :class:`UsageRefusedError`
         (default: none; :func:`content_usage` tells the preferences either way).
+    :param usage_signals: refuse on every signal the response's headers allow
+        (robots.txt Content-Usage and Content-Signal, tdmrep.json and the TDMRep
+        headers, ``X-Robots-Tag: noai``, the Content-Usage header:
+        :meth:`RobotsChecker.usage`) rather than Content-Usage alone. Default None:
+        on when ``refuse_usage`` names a category. A ``<meta>`` in the body is read
+        only by :func:`usage_answer` (the middleware never reads a body).
 
     ``/robots.txt`` itself and non-http(s) URLs pass unchecked. The checker fetches
     robots.txt with ``middlewares=()``, so this middleware never recurses.
@@ -142,6 +148,7 @@ class RobotsMiddleware:
         pace: bool = False,
         respect_crawl_delay: bool = False,
         refuse_usage: Iterable[UsageCategory] = (),
+        usage_signals: bool | None = None,
     ) -> None:
         self.checker = _require_checker(checker)
         self.pace = boolean("RobotsMiddleware.pace", pace)
@@ -149,6 +156,9 @@ class RobotsMiddleware:
             "RobotsMiddleware.respect_crawl_delay", respect_crawl_delay
         )
         self.refuse_usage = _refusal.refused_categories(refuse_usage)
+        self.usage_signals = _refusal.usage_signals_wanted(
+            "RobotsMiddleware.usage_signals", usage_signals, self.refuse_usage
+        )
 
     async def __call__(self, request: ClientRequest, handler: ClientHandlerType) -> ClientResponse:
         """Check ``request.url`` (every hop passes here), then send it."""
@@ -177,6 +187,14 @@ class RobotsMiddleware:
         _USAGE[response] = usage
         _JUDGED[response] = (checker, user_agent)
         if self.refuse_usage and response.status not in _REDIRECTS:
+            # Every signal's answer holds the Content-Usage rule and header too.
+            if self.usage_signals:
+                answer = await checker.usage(text, response.headers, user_agent=user_agent)
+                refused = _refusal.refusing(answer, self.refuse_usage)
+                if refused is not None:
+                    response.close()
+                    raise UsageRefusedError(text, refused, usage, response.status, answer)
+                return response
             for category in self.refuse_usage:
                 if usage.disallows(category):
                     response.close()

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from ..core.results import Verdict
     from ..core.robots import RobotsTxt
     from ..core.usage import UsageCategory
+    from ..core.usage_answer import UsageAnswer
 
 __all__ = [
     "DisallowedError",
@@ -108,10 +109,11 @@ class UsageRefusedError(_refusal.UsageRefusedError, httpx.RequestError):
         category: UsageCategory,
         usage: UsagePreferences,
         status: int,
+        answer: UsageAnswer | None = None,
         *,
         request: httpx.Request | None = None,
     ) -> None:
-        super().__init__(url, category, usage, status)
+        super().__init__(url, category, usage, status, answer)
         self._request = request
 
 
@@ -174,6 +176,13 @@ class RobotsTransport(httpx.AsyncBaseTransport):
     :param refuse_usage: AI usage categories (``"train-ai"``, ``"search"``) whose
         preference ``n`` refuses a response with :class:`UsageRefusedError`
         (default: none; :func:`content_usage` tells the preferences either way).
+    :param usage_signals: refuse on every signal the response's headers allow
+        (robots.txt Content-Usage and Content-Signal, tdmrep.json and the TDMRep
+        headers, ``X-Robots-Tag: noai``, the Content-Usage header:
+        :meth:`RobotsChecker.usage`) rather than Content-Usage alone. Default None:
+        on when ``refuse_usage`` names a category. A ``<meta>`` in the body is read
+        only by ``checker.usage(url, response.headers, body)`` (a transport never
+        reads a body).
 
     ``/robots.txt`` itself and non-http(s) URLs pass unchecked. The checker fetches
     robots.txt with its own client, never through this transport.
@@ -186,6 +195,7 @@ class RobotsTransport(httpx.AsyncBaseTransport):
         *,
         pace: bool = False,
         refuse_usage: Iterable[UsageCategory] = (),
+        usage_signals: bool | None = None,
     ) -> None:
         if transport is not None and not isinstance(transport, httpx.AsyncBaseTransport):
             raise ConfigurationTypeError(
@@ -194,6 +204,9 @@ class RobotsTransport(httpx.AsyncBaseTransport):
         self.checker = checker
         self.pace = pace
         self.refuse_usage = _refusal.refused_categories(refuse_usage)
+        self.usage_signals = _refusal.usage_signals_wanted(
+            "RobotsTransport.usage_signals", usage_signals, self.refuse_usage
+        )
         self._owns = transport is None
         self._transport = httpx.AsyncHTTPTransport() if transport is None else transport
 
@@ -221,14 +234,32 @@ class RobotsTransport(httpx.AsyncBaseTransport):
         usage = _Usage(entry.robots, text, self._token(user_agent), response.headers)
         response.extensions[_EXTENSION] = usage
         if self.refuse_usage and response.status_code not in _refusal.REDIRECTS:
-            combined = usage.value()
-            for category in self.refuse_usage:
-                if combined.disallows(category):
-                    await response.aclose()
-                    raise UsageRefusedError(
-                        text, category, combined, response.status_code, request=request
-                    )
+            await self._refuse(text, user_agent, usage, request, response)
         return response
+
+    async def _refuse(
+        self,
+        text: str,
+        user_agent: str | None,
+        usage: _Usage,
+        request: httpx.Request,
+        response: httpx.Response,
+    ) -> None:
+        """Close ``response`` and raise UsageRefusedError if a refused category is
+        disallowed: by any signal (usage_signals) or by Content-Usage alone."""
+        combined = usage.value()
+        status = response.status_code
+        if self.usage_signals:
+            answer = await self.checker.usage(text, response.headers, user_agent=user_agent)
+            refused = _refusal.refusing(answer, self.refuse_usage)
+            if refused is not None:
+                await response.aclose()
+                raise UsageRefusedError(text, refused, combined, status, answer, request=request)
+            return  # (the answer holds the Content-Usage rule and header too)
+        for category in self.refuse_usage:
+            if combined.disallows(category):
+                await response.aclose()
+                raise UsageRefusedError(text, category, combined, status, request=request)
 
     async def _refusal(
         self, text: str, user_agent: str | None, request: httpx.Request
