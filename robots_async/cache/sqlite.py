@@ -38,6 +38,7 @@ from ..fetch.deadline import within
 from .closing import AsyncClosing
 from .pace_table import Reservation
 from .records import decode, encode
+from .sqlite_resources import SQLiteResources, store_key
 from .store import Lease, StoredRobots, StoreSchemaError
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ _PACE_GET = (
 _PACE_PUT = "INSERT OR REPLACE INTO pacing VALUES (?, ?, ?, ?, ?, ?, ?)"
 
 
-class SQLiteStore(AsyncClosing):
+class SQLiteStore(SQLiteResources, AsyncClosing):
     """:class:`robots_async.RobotsStore` in an SQLite file (WAL mode).
 
     The file is opened (created if missing) here, so a layout from a newer version
@@ -163,27 +164,29 @@ class SQLiteStore(AsyncClosing):
 
         :raises InvalidRecordError: for a record that does not conform to the schema.
         """
-        return await self._run(self._get, _key(origin))
+        return await self._run(self._get, store_key(origin))
 
     async def put(self, origin: Origin, record: StoredRobots) -> None:
         """Replace the record of ``origin``."""
-        await self._run(self._put, _key(origin), record)
+        await self._run(self._put, store_key(origin), record)
 
     async def acquire(self, origin: Origin, ttl: float) -> Lease | None:
         """Take the fetch lease for ``origin``: None if another unexpired one is held."""
         token = secrets.token_hex(16)
-        expires_at = await self._run(self._acquire, _key(origin), token, ttl)
+        expires_at = await self._run(self._acquire, store_key(origin), token, ttl)
         return None if expires_at is None else Lease(origin, token, expires_at)
 
     async def release(self, lease: Lease) -> bool:
         """Release ``lease`` if it is still ours; False if it expired or was taken over."""
-        released: bool = await self._run(self._release, _key(lease.origin), lease.token)
+        released: bool = await self._run(self._release, store_key(lease.origin), lease.token)
         return released
 
     async def renew(self, lease: Lease, ttl: float) -> Lease | None:
         """Extend ``lease`` to ``ttl`` seconds from now if it is still ours (one UPDATE)."""
         _check_positive("ttl", ttl)
-        until: float | None = await self._run(self._renew, _key(lease.origin), lease.token, ttl)
+        until: float | None = await self._run(
+            self._renew, store_key(lease.origin), lease.token, ttl
+        )
         return None if until is None else Lease(lease.origin, lease.token, until)
 
     async def reserve(self, unit: str, rule: PaceRule, jitter: float) -> Reservation:
@@ -506,10 +509,6 @@ def _pace_put(
 ) -> None:
     expires_at = now + keep_for(state, rule, now)
     conn.execute(_PACE_PUT, (unit, state.last, *_observations(state), expires_at))
-
-
-def _key(origin: Origin) -> str:
-    return f"{origin.scheme}://{origin.host}:{origin.port}"
 
 
 def _check_positive(name: str, value: object) -> None:
