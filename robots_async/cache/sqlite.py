@@ -38,14 +38,15 @@ from ..fetch.deadline import within
 from .closing import AsyncClosing
 from .pace_table import Reservation
 from .records import decode, encode
-from .sqlite_resources import SQLiteResources, store_key
-from .store import Lease, StoredRobots, StoreSchemaError
+from .sqlite_resources import ResourceTables, store_key
+from .store import Lease, ResourceLease, StoredRobots, StoreSchemaError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..core.pacing import PaceRule
     from ..core.url import Origin
+    from .resources import ResourceKind, StoredResource
 
 __all__ = ["SQLiteStore"]
 
@@ -115,7 +116,7 @@ _PACE_GET = (
 _PACE_PUT = "INSERT OR REPLACE INTO pacing VALUES (?, ?, ?, ?, ?, ?, ?)"
 
 
-class SQLiteStore(SQLiteResources, AsyncClosing):
+class SQLiteStore(AsyncClosing):
     """:class:`robots_async.RobotsStore` in an SQLite file (WAL mode).
 
     The file is opened (created if missing) here, so a layout from a newer version
@@ -147,6 +148,7 @@ class SQLiteStore(SQLiteResources, AsyncClosing):
         self._closed = False
         self._conn: sqlite3.Connection | None = None
         self._reopen_at = 0.0
+        self._resources = ResourceTables()
         # One thread, one connection: every job runs there, one at a time.
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="robots_async-sqlite")
         try:
@@ -203,6 +205,30 @@ class SQLiteStore(SQLiteResources, AsyncClosing):
     ) -> None:
         """Record a page response of ``unit``: 429/503 (``busy``) or a success."""
         await self._run(self._observe, unit, rule, busy, retry_after)
+
+    async def get_resource(self, origin: Origin, kind: ResourceKind) -> StoredResource | None:
+        """The ``kind`` record of ``origin`` (tdmrep.json; ``sqlite_resources``), or None.
+
+        :raises InvalidRecordError: a record that does not conform (or a newer layout).
+        """
+        return await self._run(self._resources.get, store_key(origin), kind)
+
+    async def put_resource(self, origin: Origin, record: StoredResource) -> None:
+        """Replace the ``record.kind`` record of ``origin``, kept for its lifetime."""
+        await self._run(self._resources.put, store_key(origin), record)
+
+    async def acquire_resource(
+        self, origin: Origin, kind: ResourceKind, ttl: float
+    ) -> ResourceLease | None:
+        """Take the fetch lease of ``kind`` on ``origin``; None if another is held."""
+        token = secrets.token_hex(16)
+        until = await self._run(self._resources.acquire, store_key(origin), kind, token, ttl)
+        return None if until is None else ResourceLease(origin, token, until, kind)
+
+    async def release_resource(self, lease: ResourceLease) -> bool:
+        """Release ``lease`` if it is still ours."""
+        key = store_key(lease.origin)
+        return await self._run(self._resources.release, key, lease.kind, lease.token)
 
     async def aclose(self) -> None:
         """Close the file (idempotent); later calls raise :class:`StoreError`."""

@@ -1,4 +1,4 @@
-"""SQLiteStore's resource methods: tdmrep.json records and their fetch leases.
+"""SQLiteStore's resource tables: tdmrep.json records and their fetch leases.
 
 Two tables of their own, made on first write (inside ``BEGIN IMMEDIATE``, so two
 processes never race on them): a file of an earlier version gains them in place and
@@ -10,23 +10,19 @@ full file fails the write with :class:`StoreError`: the reader then fetches itse
 
 from __future__ import annotations
 
-import secrets
 import time
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 from .resources import decode_resource, encode_resource
-from .store import ResourceLease
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Callable
 
     from ..core.url import Origin
-    from .resources import ResourceKind, StoredResource
+    from .resources import StoredResource
 
-__all__ = ["SQLiteResources", "store_key"]
+__all__ = ["ResourceTables", "store_key"]
 
-_T = TypeVar("_T")
 #: Expired records and leases are deleted once every this many puts.
 _PURGE_EVERY = 1000
 _CREATE = (
@@ -61,83 +57,59 @@ _RELEASE = (
 )
 
 
-class SQLiteResources:
-    """The resource methods of :class:`~robots_async.cache.sqlite.SQLiteStore` (a base)."""
+class ResourceTables:
+    """The resource jobs of :class:`~robots_async.cache.sqlite.SQLiteStore`, each run
+    on its thread with its connection (``job(conn, *args)``)."""
 
-    #: Set once the tables are known to exist (they are never dropped).
-    _resource_tables = False
-    _resource_puts = 0
+    def __init__(self) -> None:
+        #: Set once the tables are known to exist (they are never dropped).
+        self._ready = False
+        self._puts = 0
 
-    if TYPE_CHECKING:
-
-        async def _run(self, job: Callable[..., _T], *args: Any) -> _T: ...
-
-    async def get_resource(self, origin: Origin, kind: ResourceKind) -> StoredResource | None:
-        """The ``kind`` record of ``origin``, or None (also once its lifetime is over).
+    def get(self, conn: sqlite3.Connection, key: str, kind: str) -> StoredResource | None:
+        """The record, or None (also before the tables exist).
 
         :raises InvalidRecordError: a record that does not conform (or a newer layout).
         """
-        return await self._run(self._get_resource, store_key(origin), kind)
-
-    async def put_resource(self, origin: Origin, record: StoredResource) -> None:
-        """Replace the ``record.kind`` record of ``origin``."""
-        await self._run(self._put_resource, store_key(origin), record)
-
-    async def acquire_resource(
-        self, origin: Origin, kind: ResourceKind, ttl: float
-    ) -> ResourceLease | None:
-        """Take the fetch lease of ``kind`` on ``origin``; None if another is held."""
-        token = secrets.token_hex(16)
-        until: float | None = await self._run(
-            self._acquire_resource, store_key(origin), kind, token, ttl
-        )
-        return None if until is None else ResourceLease(origin, token, until, kind)
-
-    async def release_resource(self, lease: ResourceLease) -> bool:
-        """Release ``lease`` if it is still ours."""
-        key = store_key(lease.origin)
-        released: bool = await self._run(self._release_resource, key, lease.kind, lease.token)
-        return released
-
-    # --- on the store's thread ------------------------------------------------------
-
-    def _get_resource(self, conn: sqlite3.Connection, key: str, kind: str) -> StoredResource | None:
-        if not self._resource_tables:
+        if not self._ready:
             if conn.execute(_EXISTS).fetchone()[0] == 0:
                 return None
-            self._resource_tables = True
+            self._ready = True
         row = conn.execute(_GET, (key, kind, time.time())).fetchone()
         if row is None:
             return None
         return decode_resource({"meta": row[0], "body": row[1]})
 
-    def _put_resource(self, conn: sqlite3.Connection, key: str, record: StoredResource) -> None:
+    def put(self, conn: sqlite3.Connection, key: str, record: StoredResource) -> None:
+        """Replace the record, kept ``expires - fetched_at`` from now on this clock."""
         self._ensure_tables(conn)
         fields = encode_resource(record)
         now = time.time()
         expires_at = now + (record.expires - record.fetched_at)
         conn.execute(_PUT, (key, record.kind, fields["meta"], fields["body"], expires_at))
-        self._resource_puts += 1
-        if self._resource_puts % _PURGE_EVERY == 0:
+        self._puts += 1
+        if self._puts % _PURGE_EVERY == 0:
             conn.execute("DELETE FROM resources WHERE expires_at < ?", (now,))
             conn.execute("DELETE FROM resource_leases WHERE expires_at < ?", (now,))
 
-    def _acquire_resource(
+    def acquire(
         self, conn: sqlite3.Connection, key: str, kind: str, token: str, ttl: float
     ) -> float | None:
+        """When the lease taken for ``token`` expires, or None if another is held."""
         self._ensure_tables(conn)
         now = time.time()
         taken = conn.execute(_ACQUIRE, (key, kind, token, now + ttl, now)).rowcount == 1
         return now + ttl if taken else None
 
-    def _release_resource(self, conn: sqlite3.Connection, key: str, kind: str, token: str) -> bool:
-        if not self._resource_tables:
+    def release(self, conn: sqlite3.Connection, key: str, kind: str, token: str) -> bool:
+        """Delete the lease if ``token`` still holds it."""
+        if not self._ready:
             return False  # no lease was ever taken through this store
         return conn.execute(_RELEASE, (key, kind, token, time.time())).rowcount == 1
 
     def _ensure_tables(self, conn: sqlite3.Connection) -> None:
         """Create the tables once, under the write lock."""
-        if self._resource_tables:
+        if self._ready:
             return
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -148,7 +120,7 @@ class SQLiteResources:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-        self._resource_tables = True
+        self._ready = True
 
 
 def store_key(origin: Origin) -> str:
