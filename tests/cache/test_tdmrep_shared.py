@@ -17,7 +17,7 @@ from robots_async.cache import sqlite as _sqlite
 from robots_async.cache.resources import StoredResource, decode_resource, encode_resource
 from robots_async.cache.tdmrep import TdmRepCache
 
-from .test_sqlite_store import immutable
+from .test_sqlite_store import immutable, tiny_disk  # noqa: F401 (a fixture)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -345,6 +345,32 @@ async def test_read_only_sqlite_file_serves_records_and_fetches_the_rest(
     assert tdm.sharing is not None
     assert (tdm.sharing.hits, tdm.fetches) == (1, 1)
     assert tdm.sharing.errors >= 1
+
+
+async def test_full_sqlite_disk_never_stops_a_lookup(
+    tiny_disk: Path,  # noqa: F811
+    make_server: Callable[[int], Awaitable[Server]],
+    make_cache: Callable[..., ra.RobotsCache],
+) -> None:
+    """Files of 100 KB on a 192 KiB disk, two caches asking 4 origins at once: records
+    fail to be written, yet every answer is the site's, each cache waiting at most one
+    fetch's time (total_timeout 2 s) for a record that never comes."""
+    server = await make_server(4)
+    entry = {"location": "/books/*", "tdm-reservation": 1, "tdm-policy": "x" * 100_000}
+    server.text(PATH, json.dumps([entry]), delay=0.1)
+    policy = ra.FetchPolicy(total_timeout=2.0)
+    async with (
+        ra.SQLiteStore(tiny_disk / "full.sqlite") as one,
+        ra.SQLiteStore(tiny_disk / "full.sqlite") as two,
+    ):
+        tdms = tdm_caches(make_cache, one, two, policy=policy)
+        started = time.monotonic()
+        urls = [server.url("/books/1", port) for port in range(4)]
+        statuses = await ask_all(tdms, urls)
+        elapsed = time.monotonic() - started
+    assert statuses == ["reserved"] * 8
+    assert sum(tdm.sharing.errors for tdm in tdms if tdm.sharing is not None) >= 1
+    assert elapsed < 15.0, elapsed
 
 
 async def test_sqlite_record_expires_with_its_lifetime(
