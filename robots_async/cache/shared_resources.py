@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
 
 from ..core.errors import InvalidRecordError, StoreError
 from ..fetch.deadline import within
@@ -65,7 +65,7 @@ def resource_store(store: object) -> ResourceStore | None:
     fetches for itself, as without a store)."""
     if store is None or not all(callable(getattr(store, name, None)) for name in _METHODS):
         return None
-    return store  # type: ignore[return-value]  # checked method by method above
+    return cast("ResourceStore", store)  # checked method by method above
 
 
 class ResourceSharing(Generic[_T]):
