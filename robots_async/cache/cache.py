@@ -179,6 +179,11 @@ class RobotsCache(SharedStoreProtocol, EntryTable):
         await asyncio.wait(tasks)
 
     @property
+    def store(self) -> RobotsStore | None:
+        """The shared store this cache was given (tdmrep.json is shared through it too)."""
+        return self._store
+
+    @property
     def lanes(self) -> FetchLanes:
         """The fetch lanes (slots in use, peak, refusals): for monitoring."""
         return self._lanes

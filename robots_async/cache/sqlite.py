@@ -38,13 +38,15 @@ from ..fetch.deadline import within
 from .closing import AsyncClosing
 from .pace_table import Reservation
 from .records import decode, encode
-from .store import Lease, StoredRobots, StoreSchemaError
+from .sqlite_resources import ResourceTables, store_key
+from .store import Lease, ResourceLease, StoredRobots, StoreSchemaError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..core.pacing import PaceRule
     from ..core.url import Origin
+    from .resources import ResourceKind, StoredResource
 
 __all__ = ["SQLiteStore"]
 
@@ -146,6 +148,7 @@ class SQLiteStore(AsyncClosing):
         self._closed = False
         self._conn: sqlite3.Connection | None = None
         self._reopen_at = 0.0
+        self._resources = ResourceTables()
         # One thread, one connection: every job runs there, one at a time.
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="robots_async-sqlite")
         try:
@@ -163,27 +166,29 @@ class SQLiteStore(AsyncClosing):
 
         :raises InvalidRecordError: for a record that does not conform to the schema.
         """
-        return await self._run(self._get, _key(origin))
+        return await self._run(self._get, store_key(origin))
 
     async def put(self, origin: Origin, record: StoredRobots) -> None:
         """Replace the record of ``origin``."""
-        await self._run(self._put, _key(origin), record)
+        await self._run(self._put, store_key(origin), record)
 
     async def acquire(self, origin: Origin, ttl: float) -> Lease | None:
         """Take the fetch lease for ``origin``: None if another unexpired one is held."""
         token = secrets.token_hex(16)
-        expires_at = await self._run(self._acquire, _key(origin), token, ttl)
+        expires_at = await self._run(self._acquire, store_key(origin), token, ttl)
         return None if expires_at is None else Lease(origin, token, expires_at)
 
     async def release(self, lease: Lease) -> bool:
         """Release ``lease`` if it is still ours; False if it expired or was taken over."""
-        released: bool = await self._run(self._release, _key(lease.origin), lease.token)
+        released: bool = await self._run(self._release, store_key(lease.origin), lease.token)
         return released
 
     async def renew(self, lease: Lease, ttl: float) -> Lease | None:
         """Extend ``lease`` to ``ttl`` seconds from now if it is still ours (one UPDATE)."""
         _check_positive("ttl", ttl)
-        until: float | None = await self._run(self._renew, _key(lease.origin), lease.token, ttl)
+        until: float | None = await self._run(
+            self._renew, store_key(lease.origin), lease.token, ttl
+        )
         return None if until is None else Lease(lease.origin, lease.token, until)
 
     async def reserve(self, unit: str, rule: PaceRule, jitter: float) -> Reservation:
@@ -200,6 +205,30 @@ class SQLiteStore(AsyncClosing):
     ) -> None:
         """Record a page response of ``unit``: 429/503 (``busy``) or a success."""
         await self._run(self._observe, unit, rule, busy, retry_after)
+
+    async def get_resource(self, origin: Origin, kind: ResourceKind) -> StoredResource | None:
+        """The ``kind`` record of ``origin`` (tdmrep.json; ``sqlite_resources``), or None.
+
+        :raises InvalidRecordError: a record that does not conform (or a newer layout).
+        """
+        return await self._run(self._resources.get, store_key(origin), kind)
+
+    async def put_resource(self, origin: Origin, record: StoredResource) -> None:
+        """Replace the ``record.kind`` record of ``origin``, kept for its lifetime."""
+        await self._run(self._resources.put, store_key(origin), record)
+
+    async def acquire_resource(
+        self, origin: Origin, kind: ResourceKind, ttl: float
+    ) -> ResourceLease | None:
+        """Take the fetch lease of ``kind`` on ``origin``; None if another is held."""
+        token = secrets.token_hex(16)
+        until = await self._run(self._resources.acquire, store_key(origin), kind, token, ttl)
+        return None if until is None else ResourceLease(origin, token, until, kind)
+
+    async def release_resource(self, lease: ResourceLease) -> bool:
+        """Release ``lease`` if it is still ours."""
+        key = store_key(lease.origin)
+        return await self._run(self._resources.release, key, lease.kind, lease.token)
 
     async def aclose(self) -> None:
         """Close the file (idempotent); later calls raise :class:`StoreError`."""
@@ -506,10 +535,6 @@ def _pace_put(
 ) -> None:
     expires_at = now + keep_for(state, rule, now)
     conn.execute(_PACE_PUT, (unit, state.last, *_observations(state), expires_at))
-
-
-def _key(origin: Origin) -> str:
-    return f"{origin.scheme}://{origin.host}:{origin.port}"
 
 
 def _check_positive(name: str, value: object) -> None:

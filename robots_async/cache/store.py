@@ -22,14 +22,23 @@ from ..core.errors import StoreError
 from .closing import AsyncClosing
 from .pace_table import PaceTable, Reservation
 from .records import StoredRobots
+from .resources import validate_resource
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..core.pacing import PaceRule
     from ..core.url import Origin
+    from .resources import ResourceKind, StoredResource
 
-__all__ = ["Lease", "MemoryStore", "RobotsStore", "StoreSchemaError", "StoredRobots"]
+__all__ = [
+    "Lease",
+    "MemoryStore",
+    "ResourceLease",
+    "RobotsStore",
+    "StoreSchemaError",
+    "StoredRobots",
+]
 
 
 class StoreSchemaError(StoreError):
@@ -45,6 +54,13 @@ class Lease:
     origin: Origin
     token: str
     expires_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceLease(Lease):
+    """The right to fetch one of an origin's other resources (tdmrep.json)."""
+
+    kind: ResourceKind
 
 
 @runtime_checkable
@@ -85,6 +101,14 @@ class RobotsStore(Protocol):
     # ``async def pause_left(unit, rule, jitter) -> float`` and
     # ``async def observe(unit, rule, *, busy, retry_after) -> None``. Without them a
     # checker paces within its own process only.
+    #
+    # Optional, for an origin's other resources (``cache.resources``: tdmrep.json),
+    # so a fleet fetches each once: ``async def get_resource(origin, kind) ->
+    # StoredResource | None``, ``async def put_resource(origin, record) -> None``,
+    # ``async def acquire_resource(origin, kind, ttl) -> ResourceLease | None`` and
+    # ``async def release_resource(lease) -> bool``; the record and the lease live
+    # apart from robots.txt's, and expire at the record's ``expires``. Without them
+    # each process fetches tdmrep.json once.
 
     async def aclose(self) -> None:
         """Release connections."""
@@ -100,6 +124,9 @@ class MemoryStore(AsyncClosing):
         self._clock = clock
         self._lock = asyncio.Lock()
         self._pacing = PaceTable(clock)
+        #: Records and when (on this store's clock) each is dropped.
+        self._resources: dict[tuple[Origin, str], tuple[StoredResource, float]] = {}
+        self._resource_leases: dict[tuple[Origin, str], ResourceLease] = {}
 
     async def get(self, origin: Origin) -> StoredRobots | None:
         """The record for ``origin``, or None."""
@@ -153,6 +180,45 @@ class MemoryStore(AsyncClosing):
     ) -> None:
         """Record a page response of ``unit``: 429/503 (``busy``) or a success."""
         self._pacing.observe(unit, rule, busy=busy, retry_after=retry_after)
+
+    async def get_resource(self, origin: Origin, kind: ResourceKind) -> StoredResource | None:
+        """The ``kind`` record of ``origin``, or None (also once its lifetime is over).
+
+        :raises InvalidRecordError: whatever was put does not conform.
+        """
+        kept = self._resources.get((origin, kind))
+        if kept is None or kept[1] <= self._clock():
+            return None
+        return validate_resource(kept[0])
+
+    async def put_resource(self, origin: Origin, record: StoredResource) -> None:
+        """Store ``record`` (its ``kind`` names which resource of ``origin`` it is) for
+        its lifetime, ``expires - fetched_at``, on this store's clock."""
+        lifetime = record.expires - record.fetched_at
+        self._resources[origin, record.kind] = (record, self._clock() + lifetime)
+
+    async def acquire_resource(
+        self, origin: Origin, kind: ResourceKind, ttl: float
+    ) -> ResourceLease | None:
+        """Take the fetch lease of ``kind`` on ``origin`` unless one is held."""
+        async with self._lock:
+            now = self._clock()
+            held = self._resource_leases.get((origin, kind))
+            if held is not None and held.expires_at > now:
+                return None
+            lease = ResourceLease(origin, secrets.token_hex(16), now + ttl, kind)
+            self._resource_leases[origin, kind] = lease
+            return lease
+
+    async def release_resource(self, lease: ResourceLease) -> bool:
+        """Release ``lease`` only if it is still the one held (token check)."""
+        async with self._lock:
+            key = (lease.origin, lease.kind)
+            held = self._resource_leases.get(key)
+            if held is None or held.token != lease.token:
+                return False
+            del self._resource_leases[key]
+            return held.expires_at > self._clock()
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -9,7 +9,16 @@ waiter as robots.txt fetches do.
 Outcomes (TDMRep §4.4; never failing open): a 2xx body is parsed; a 4xx means no file,
 so nothing is reserved by it; a 5xx, a network error, a redirect fault or a body over
 the cap is "unknown" and kept only ``error_ttl`` (the robots.txt policy's), then
-asked again. Not shared through a RobotsStore yet: each process fetches once.
+asked again.
+
+Shared through the robots cache's store when it has the resource methods
+(``cache.resources``; MemoryStore, SQLiteStore and RedisStore do): the fleet fetches
+each origin's file once (``cache.shared_resources``: the lease holder fetches, the
+others wait for its record within one fetch's time). The record is the observation
+(status or failure kind, body, fetch time); each reader parses the body and applies
+its own ``ttl``/``error_ttl`` from the fetch time (never past the writer's expiry).
+A failing store means a local fetch; a record that does not conform, a refetch. A
+store without those methods: each process fetches once.
 """
 
 from __future__ import annotations
@@ -21,21 +30,27 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from ..core.errors import ClosedError, ConfigurationError
-from ..core.tdmrep import TDMREP_MAX_BYTES, TDMREP_PATH, TdmAnswer, TdmRep, parse_tdmrep
+from ..core.tdmrep import TDMREP_MAX_BYTES, TdmAnswer, TdmRep, parse_tdmrep
 from ..core.url import Origin
 from ..fetch.body import StreamingFetcher
+from .records import LOCAL_ERRORS
+from .resources import StoredResource, resource_url
+from .shared_resources import ResourceSharing, resource_store
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..fetch.fetcher import Fetcher
-    from ..fetch.outcome import FetchOutcome
+    from ..fetch.outcome import ErrorKind, FetchOutcome
     from .cache import RobotsCache
 
 __all__ = ["TdmRecord", "TdmRepCache"]
 
 #: Seconds past total_timeout before the lanes stop a fetch (the fetcher's fires first).
 _GRACE = 0.25
+#: Seconds a peer waits beyond one fetch's deadline for the lease holder's record
+#: (its store calls: a put and a few reads).
+_STORE_MARGIN = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +98,18 @@ class TdmRepCache:
         self._inflight: dict[Origin, asyncio.Task[TdmRecord]] = {}
         self._closed = False
         self.fetches = 0
+        store = resource_store(cache.store)
+        self._sharing: ResourceSharing[TdmRecord] | None = None
+        if store is not None:
+            patience = cache.policy.total_timeout + _GRACE + _STORE_MARGIN
+            self._sharing = ResourceSharing(
+                store, "tdmrep", use=self._from_stored, patience=patience, clock=clock
+            )
+
+    @property
+    def sharing(self) -> ResourceSharing[TdmRecord] | None:
+        """The shared-store protocol (its counters: hits, errors, invalid), if any."""
+        return self._sharing
 
     async def lookup(self, url: object) -> tuple[TdmAnswer, TdmRecord]:
         """TDMRep's answer for ``url`` and the record it came from."""
@@ -98,7 +125,7 @@ class TdmRepCache:
             return record
         task = self._inflight.get(origin)
         if task is None:
-            task = asyncio.get_running_loop().create_task(self._fetch(origin))
+            task = asyncio.get_running_loop().create_task(self._obtain(origin))
             self._inflight[origin] = task
             task.add_done_callback(partial(self._landed, origin))
         return await asyncio.shield(task)
@@ -124,8 +151,27 @@ class TdmRepCache:
             del self._records[next(iter(self._records))]
         self._records[origin] = record
 
-    async def _fetch(self, origin: Origin) -> TdmRecord:
-        url = f"{origin}{TDMREP_PATH}"
+    async def _obtain(self, origin: Origin) -> TdmRecord:
+        if self._sharing is None:
+            record, _ = await self._fetch(origin)
+            return record
+        return await self._sharing.obtain(origin, partial(self._fetch, origin))
+
+    def _from_stored(self, stored: StoredResource) -> TdmRecord | None:
+        """This reader's record from a shared observation, None if stale here: its own
+        TTL from the fetch time, never beyond the writer's expiry."""
+        rep = _reading(stored.status, stored.error, "", stored.truncated, stored.body)
+        policy = self._cache.policy
+        ttl = policy.error_ttl if rep.error is not None else policy.ttl
+        expires = min(stored.expires, stored.fetched_at + ttl)
+        if expires <= self._clock():
+            return None
+        return TdmRecord(rep, stored.status, stored.fetched_at, expires)
+
+    async def _fetch(self, origin: Origin) -> tuple[TdmRecord, StoredResource | None]:
+        """Fetch here: the record, and the observation to share (None when the fetch
+        ended by a limit of this process, which says nothing about the site)."""
+        url = resource_url(origin, "tdmrep")
         sinks: list[_Bytes] = []
 
         async def attempt() -> FetchOutcome:
@@ -144,26 +190,35 @@ class TdmRepCache:
         outcome = await self._cache.lanes.run(attempt, policy.total_timeout + _GRACE)
         now = self._clock()
         if isinstance(outcome, str) or not sinks:
-            return self._unknown("tdmrep.json still loading at its deadline", None, now)
-        rep, status = _read(outcome, sinks[-1])
+            rep = TdmRep.unknown("tdmrep.json still loading at its deadline")
+            stored = StoredResource("tdmrep", url, None, "timeout", now, now + policy.error_ttl)
+            return TdmRecord(rep, None, now, stored.expires), stored
+        sink = sinks[-1]
+        cut = sink.size > sink.cap or outcome.truncated
+        body = b"".join(sink.parts)
+        rep = _reading(outcome.status, outcome.error, outcome.error_detail, cut, body)
         ttl = policy.error_ttl if rep.error is not None else policy.ttl
-        return TdmRecord(rep, status, now, now + ttl)
+        record = TdmRecord(rep, outcome.status, now, now + ttl)
+        if outcome.error in LOCAL_ERRORS:
+            return record, None
+        ok = outcome.error is None and not cut and 200 <= (outcome.status or 0) < 300
+        stored = StoredResource(
+            "tdmrep", url, outcome.status, outcome.error, now, now + ttl, cut, body if ok else b""
+        )
+        return record, stored
 
-    def _unknown(self, reason: str, status: int | None, now: float) -> TdmRecord:
-        ttl = self._cache.policy.error_ttl
-        return TdmRecord(TdmRep.unknown(reason), status, now, now + ttl)
 
-
-def _read(outcome: FetchOutcome, sink: _Bytes) -> tuple[TdmRep, int | None]:
-    """The parsed file for one fetch outcome (see the module docstring)."""
-    status = outcome.status
-    if outcome.error is not None or status is None:
-        detail = f"{outcome.error} {outcome.error_detail}".strip()
-        return TdmRep.unknown(f"tdmrep.json not fetched ({detail})"), status
+def _reading(
+    status: int | None, error: ErrorKind | None, detail: str, cut: bool, body: bytes
+) -> TdmRep:
+    """The parsed file for one observation (see the module docstring)."""
+    if error is not None or status is None:
+        why = f"{error} {detail}".strip()
+        return TdmRep.unknown(f"tdmrep.json not fetched ({why})")
     if 400 <= status < 500:
-        return TdmRep.absent(), status
+        return TdmRep.absent()
     if not 200 <= status < 300:
-        return TdmRep.unknown(f"tdmrep.json answered HTTP {status}"), status
-    if sink.size > sink.cap or outcome.truncated:
-        return TdmRep.unknown(f"tdmrep.json over {sink.cap} bytes"), status
-    return parse_tdmrep(b"".join(sink.parts)), status
+        return TdmRep.unknown(f"tdmrep.json answered HTTP {status}")
+    if cut:
+        return TdmRep.unknown(f"tdmrep.json over {TDMREP_MAX_BYTES} bytes")
+    return parse_tdmrep(body)

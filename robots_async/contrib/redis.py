@@ -16,7 +16,9 @@ is bounded by ``timeout`` whatever client is used; any Redis failure is raised a
 Redis Cluster works unchanged: give a ``redis+cluster://host:port`` URL (any node) or
 a ``redis.asyncio.RedisCluster``. An origin's keys carry its name as a hash tag
 (``prefix:rec:{http://host:80}``), so they live in one slot, and every command and
-script touches one key of one origin.
+script touches one key of one origin. An origin's tdmrep.json record
+(``prefix:res:tdmrep:{...}``, expiring with the record) and its lease
+(``prefix:lease:tdmrep:{...}``) are kept apart from robots.txt's.
 While a master fails over (seconds), the cache retries a failed command (its
 ``retry_failures``) for up to 5 s before fetching by itself.
 """
@@ -44,7 +46,8 @@ except ImportError as exc:  # pragma: no cover - exercised without redis install
 from ..cache.closing import AsyncClosing
 from ..cache.pace_table import Reservation
 from ..cache.records import decode, encode
-from ..cache.store import Lease, StoredRobots
+from ..cache.resources import decode_resource, encode_resource
+from ..cache.store import Lease, ResourceLease, StoredRobots
 from ..core.errors import StoreError, _shown
 from ..core.pacing import MARGIN
 from ..fetch.deadline import within
@@ -52,6 +55,7 @@ from ..fetch.deadline import within
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
+    from ..cache.resources import ResourceKind, StoredResource
     from ..core.pacing import PaceRule
     from ..core.url import Origin
 
@@ -253,6 +257,41 @@ class RedisStore(AsyncClosing):
         args: list[str | int] = [lease.token, _millis(ttl)]
         renewed = await self._call(lambda: self._renew_script(keys=keys, args=args))
         return Lease(lease.origin, lease.token, time.time() + ttl) if renewed else None
+
+    async def get_resource(self, origin: Origin, kind: ResourceKind) -> StoredResource | None:
+        """The ``kind`` record of ``origin`` (tdmrep.json), or None once it expired.
+
+        :raises InvalidRecordError: a record that does not conform (or a newer layout).
+        """
+        key = self._key(f"res:{kind}", origin)
+        fields = await self._call(lambda: self._redis.hgetall(key))
+        if not fields:
+            return None
+        return decode_resource({_text(name): value for name, value in fields.items()})
+
+    async def put_resource(self, origin: Origin, record: StoredResource) -> None:
+        """Replace the ``record.kind`` record of ``origin``; it expires after its
+        lifetime (``expires - fetched_at``, a duration: the writer's clock is not Redis's)."""
+        keys = [self._key(f"res:{record.kind}", origin)]
+        args: list[bytes | str | int] = [max(1, _millis(record.expires - record.fetched_at))]
+        for name, value in encode_resource(record).items():
+            args += [name, value]
+        await self._call(lambda: self._put_script(keys=keys, args=args))
+
+    async def acquire_resource(
+        self, origin: Origin, kind: ResourceKind, ttl: float
+    ) -> ResourceLease | None:
+        """``SET NX PX`` on the origin's ``kind`` lease: the lease, or None if held."""
+        token = secrets.token_hex(16)
+        key = self._key(f"lease:{kind}", origin)
+        taken = await self._call(lambda: self._redis.set(key, token, nx=True, px=_millis(ttl)))
+        return ResourceLease(origin, token, time.time() + ttl, kind) if taken else None
+
+    async def release_resource(self, lease: ResourceLease) -> bool:
+        """Release ``lease`` if it is still ours (the compare-and-delete script)."""
+        keys = [self._key(f"lease:{lease.kind}", lease.origin)]
+        deleted = await self._call(lambda: self._release_script(keys=keys, args=[lease.token]))
+        return bool(deleted)
 
     async def reserve(self, unit: str, rule: PaceRule, jitter: float) -> Reservation:
         """Reserve the next visit of ``unit`` under ``rule``: one script, one round

@@ -1,0 +1,396 @@
+"""tdmrep.json shared through a RobotsStore: one request per origin across caches, the
+reader's own error_ttl, and bad records or failing stores never an answer."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sqlite3
+import time
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+import robots_async as ra
+from robots_async.cache import sqlite as _sqlite
+from robots_async.cache.resources import StoredResource, decode_resource, encode_resource
+from robots_async.cache.tdmrep import TdmRepCache
+
+from .test_sqlite_store import immutable, tiny_disk  # noqa: F401 (a fixture)
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+    from pathlib import Path
+
+    from robots_async.cache.store import RobotsStore
+
+    from .conftest import FakeClock, Server, StoreWorker
+
+PATH = "/.well-known/tdmrep.json"
+FILE = json.dumps([{"location": "/books/*", "tdm-reservation": 1, "tdm-policy": "/p.json"}])
+JSON = {"Content-Type": "application/json"}
+
+
+def tdm_caches(
+    make_cache: Callable[..., ra.RobotsCache], *stores: RobotsStore | None, **options: Any
+) -> list[TdmRepCache]:
+    """One TdmRepCache per store, each over its own RobotsCache and fetcher (a worker)."""
+    clock = options.pop("clock", time.time)
+    caches = [make_cache(store=store, clock=clock, **options) for store in stores]
+    return [TdmRepCache(cache, cache._fetcher, clock=clock) for cache in caches]
+
+
+async def ask_all(tdms: list[TdmRepCache], urls: list[str]) -> list[str]:
+    """Every URL asked of every cache at once; the statuses in that order."""
+    asks = [tdm.lookup(url) for url in urls for tdm in tdms]
+    return [answer.status for answer, _ in await asyncio.gather(*asks)]
+
+
+# --- MemoryStore --------------------------------------------------------------------
+
+
+async def test_two_caches_on_one_memory_store_fetch_once(
+    server: Server, make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    """100 concurrent lookups over two caches sharing a MemoryStore: one request."""
+    server.text(PATH, FILE, delay=0.2, headers=JSON)
+    store = ra.MemoryStore()
+    first, second = tdm_caches(make_cache, store, store)
+    urls = [server.url(f"/books/{i}") for i in range(25)] + [
+        server.url(f"/x/{i}") for i in range(25)
+    ]
+    statuses = await ask_all([first, second], urls)
+    assert statuses == ["reserved"] * 50 + ["not-reserved"] * 50
+    assert server.count(PATH) == 1
+    assert first.fetches + second.fetches == 1
+    sharing = [tdm.sharing for tdm in (first, second)]
+    assert [s.hits for s in sharing if s is not None] in ([0, 1], [1, 0])
+
+
+async def test_two_checkers_usage_fetch_tdmrep_once(
+    server: Server, make_checker: Callable[..., ra.RobotsChecker]
+) -> None:
+    """checker.usage() on two checkers sharing a MemoryStore: one tdmrep.json request,
+    the reservation in both answers."""
+    server.text("/robots.txt", "User-agent: *\nAllow: /\n")
+    server.text(PATH, FILE, delay=0.2, headers=JSON)
+    store = ra.MemoryStore()
+    checkers = [make_checker(store=store) for _ in range(2)]
+    urls = [server.url(f"/books/{i}") for i in range(20)]
+    answers = await asyncio.gather(
+        *(checker.usage(url, headers={}) for url in urls for checker in checkers)
+    )
+    assert {answer.get("train-ai") for answer in answers} == {"disallowed"}
+    assert server.count(PATH) == 1
+    assert server.count("/robots.txt") == 1
+
+
+async def test_5xx_is_shared_only_for_error_ttl(
+    server: Server, make_cache: Callable[..., ra.RobotsCache], clock: FakeClock
+) -> None:
+    """A 503 seen by one cache is the other's answer too, for error_ttl only; then one
+    of them fetches again and the other reads that."""
+    server.text(PATH, FILE, status=503)
+    store = ra.MemoryStore(clock=clock)
+    first, second = tdm_caches(make_cache, store, store, clock=clock)
+    assert (await first.lookup(server.url("/books/1")))[0].status == "unknown"
+    server.text(PATH, FILE)
+    assert (await second.lookup(server.url("/books/1")))[0].status == "unknown"
+    assert server.count(PATH) == 1
+    clock.advance(ra.FetchPolicy().error_ttl - 1)
+    assert (await second.lookup(server.url("/books/1")))[0].status == "unknown"
+    clock.advance(2)
+    assert (await second.lookup(server.url("/books/1")))[0].status == "reserved"
+    assert (await first.lookup(server.url("/books/1")))[0].status == "reserved"
+    assert server.count(PATH) == 2
+
+
+async def test_reader_applies_its_own_shorter_error_ttl(
+    server: Server, make_cache: Callable[..., ra.RobotsCache], clock: FakeClock
+) -> None:
+    """A writer keeping a 503 for an hour does not make a reader with a 60 s error_ttl
+    keep it longer: the reader fetches again after its own 60 s."""
+    server.text(PATH, FILE, status=503)
+    store = ra.MemoryStore(clock=clock)
+    [lax] = tdm_caches(make_cache, store, clock=clock, policy=ra.FetchPolicy(error_ttl=3600))
+    [strict] = tdm_caches(make_cache, store, clock=clock, policy=ra.FetchPolicy(error_ttl=60))
+    assert (await lax.lookup(server.url("/books/1")))[0].status == "unknown"
+    server.text(PATH, FILE)
+    clock.advance(61)
+    assert (await strict.lookup(server.url("/books/1")))[0].status == "reserved"
+    assert server.count(PATH) == 2
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        StoredResource("tdmrep", "", 200, None, 1.0, 2.0, body=b"[]"),  # no URL
+        "not a record",
+    ],
+)
+async def test_corrupt_memory_record_is_a_refetch(
+    server: Server, make_cache: Callable[..., ra.RobotsCache], bad: object
+) -> None:
+    """Whatever a MemoryStore holds that does not conform is fetched over, never used."""
+    server.text(PATH, FILE)
+    store = ra.MemoryStore()
+    store._resources[server.origin(), "tdmrep"] = (bad, time.time() + 3600)  # type: ignore[assignment]
+    first, second = tdm_caches(make_cache, store, store)
+    assert (await first.lookup(server.url("/books/1")))[0].status == "reserved"
+    assert first.sharing is not None
+    assert first.sharing.invalid == 1
+    assert (await second.lookup(server.url("/books/1")))[0].status == "reserved"
+    assert server.count(PATH) == 1  # the second read the first's record
+
+
+async def test_record_of_another_origin_is_not_used(
+    make_server: Callable[[int], Awaitable[Server]], make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    """A record whose URL is another origin's (a key pointing elsewhere) is refetched."""
+    server = await make_server(2)
+    server.text(PATH, FILE)
+    store = ra.MemoryStore()
+    [tdm] = tdm_caches(make_cache, store)
+    await tdm.lookup(server.url("/books/1", 0))
+    record = store._resources[server.origin(0), "tdmrep"]
+    store._resources[server.origin(1), "tdmrep"] = record
+    await tdm.lookup(server.url("/books/1", 1))
+    assert server.count(PATH) == 2
+    assert tdm.sharing is not None
+    assert tdm.sharing.invalid == 1
+
+
+async def test_held_lease_without_record_waits_one_fetch_then_fetches(
+    server: Server, make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    """A lease held by a worker that never shares (it died): the reader waits about one
+    fetch's time (total_timeout 1 s + margins), then fetches for itself."""
+    server.text(PATH, FILE)
+    store = ra.MemoryStore()
+    held = await store.acquire_resource(server.origin(), "tdmrep", 60.0)
+    assert held is not None
+    [tdm] = tdm_caches(make_cache, store, policy=ra.FetchPolicy(total_timeout=1.0))
+    started = time.monotonic()
+    answer, _ = await tdm.lookup(server.url("/books/1"))
+    elapsed = time.monotonic() - started
+    assert answer.status == "reserved"
+    assert server.count(PATH) == 1
+    assert 1.5 < elapsed < 10.0, elapsed
+
+
+async def test_released_lease_without_record_is_taken_over(
+    server: Server, make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    """A holder that gives its lease back without a record (cancelled): a waiter takes
+    the lease at its next look and fetches, well before a whole fetch's time."""
+    server.text(PATH, FILE)
+    store = ra.MemoryStore()
+    held = await store.acquire_resource(server.origin(), "tdmrep", 60.0)
+    assert held is not None
+    [tdm] = tdm_caches(make_cache, store)  # total_timeout 30 s: a wait of 31 s
+    asking = asyncio.ensure_future(tdm.lookup(server.url("/books/1")))
+    await asyncio.sleep(0.3)
+    assert not asking.done()
+    assert await store.release_resource(held)
+    answer, _ = await asyncio.wait_for(asking, 5.0)
+    assert answer.status == "reserved"
+    assert server.count(PATH) == 1
+
+
+class RobotsOnlyStore:
+    """A store with the robots.txt methods only (a third-party store of before)."""
+
+    def __init__(self) -> None:
+        self._inner = ra.MemoryStore()
+        self.get = self._inner.get
+        self.put = self._inner.put
+        self.acquire = self._inner.acquire
+        self.release = self._inner.release
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+async def test_store_without_resource_methods_fetches_per_cache(
+    server: Server, make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    """Without the resource methods each cache fetches once, as before."""
+    server.text(PATH, FILE, delay=0.1)
+    store = RobotsOnlyStore()
+    tdms = tdm_caches(make_cache, store, store)  # type: ignore[arg-type]
+    assert all(tdm.sharing is None for tdm in tdms)
+    statuses = await ask_all(tdms, [server.url(f"/books/{i}") for i in range(10)])
+    assert statuses == ["reserved"] * 20
+    assert server.count(PATH) == 2
+
+
+# --- SQLiteStore --------------------------------------------------------------------
+
+
+async def test_two_stores_on_one_sqlite_file_fetch_once(
+    make_server: Callable[[int], Awaitable[Server]],
+    make_cache: Callable[..., ra.RobotsCache],
+    tmp_path: Path,
+) -> None:
+    """Two SQLiteStores on one file, 10 origins asked 10 times by each: one tdmrep.json
+    request per origin; the tables were made on first use, the layout version kept."""
+    server = await make_server(10)
+    server.text(PATH, FILE, delay=0.2, headers=JSON)
+    path = tmp_path / "tdm.sqlite"
+    async with ra.SQLiteStore(path) as one, ra.SQLiteStore(path) as two:
+        tdms = tdm_caches(make_cache, one, two)
+        urls = [server.url(f"/books/{i}", port) for port in range(10) for i in range(10)]
+        assert await ask_all(tdms, urls) == ["reserved"] * 200
+    assert [server.count(PATH, port) for port in range(10)] == [1] * 10
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == _sqlite.LAYOUT_VERSION
+        rows = conn.execute("SELECT count(*) FROM resources WHERE kind = 'tdmrep'").fetchone()
+    assert rows[0] == 10
+
+
+async def test_two_processes_on_one_sqlite_file_fetch_once(
+    make_server: Callable[[int], Awaitable[Server]],
+    start_worker: Callable[..., Awaitable[StoreWorker]],
+    tmp_path: Path,
+) -> None:
+    """Two worker processes asking checker.usage() about the same 20 origins at once:
+    each tdmrep.json is requested exactly once in all."""
+    server = await make_server(20)
+    server.text("/robots.txt", "User-agent: *\nAllow: /\n")
+    server.text(PATH, FILE, delay=0.2, headers=JSON)
+    path = str(tmp_path / "shared.sqlite")
+    workers = [await start_worker("tdm_worker.py", path) for _ in range(2)]
+    for worker in workers:
+        assert await worker.read(60.0) == {"ready": True}
+    urls = [server.url(f"/books/{i}", port) for port in range(20) for i in range(3)]
+    for worker in workers:
+        await worker.send({"urls": urls})
+    reports = [await worker.read(90.0) for worker in workers]
+    assert [server.count(PATH, port) for port in range(20)] == [1] * 20
+    assert all(report["train_ai"] == ["disallowed"] * 60 for report in reports)
+    assert sum(report["fetches"] for report in reports) == 20
+
+
+async def test_newer_sqlite_record_is_refetched_and_replaced(
+    server: Server, make_cache: Callable[..., ra.RobotsCache], tmp_path: Path
+) -> None:
+    """A record of a newer layout (v 2) in the file: read as a miss (counted), fetched
+    and overwritten with this version's record; never an answer, never a crash."""
+    server.text(PATH, FILE)
+    path = tmp_path / "newer.sqlite"
+    async with ra.SQLiteStore(path) as store:
+        [tdm] = tdm_caches(make_cache, store)
+        await tdm.lookup(server.url("/books/1"))  # makes the tables and a record
+        await tdm.aclose()
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        meta = json.loads(conn.execute("SELECT meta FROM resources").fetchone()[0])
+        meta.update(v=2, status=404)
+        conn.execute("UPDATE resources SET meta = ?", (json.dumps(meta).encode(),))
+    async with ra.SQLiteStore(path) as store:
+        [tdm] = tdm_caches(make_cache, store)
+        assert (await tdm.lookup(server.url("/books/1")))[0].status == "reserved"
+        assert tdm.sharing is not None
+        assert (tdm.sharing.invalid, tdm.fetches) == (1, 1)
+        found = await store.get_resource(server.origin(), "tdmrep")
+    assert found is not None
+    assert found.status == 200
+    assert server.count(PATH) == 2
+
+
+async def test_locked_sqlite_file_falls_back_to_fetching(
+    server: Server, make_cache: Callable[..., ra.RobotsCache], tmp_path: Path
+) -> None:
+    """A file another process keeps locked: the lookup fetches by itself within the
+    store's timeout and answers the site's reservation (store errors counted)."""
+    server.text(PATH, FILE)
+    path = tmp_path / "locked.sqlite"
+    async with ra.SQLiteStore(path):
+        pass
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as holder:
+        holder.execute("BEGIN EXCLUSIVE")
+        async with ra.SQLiteStore(path, timeout=0.3) as store:
+            [tdm] = tdm_caches(make_cache, store)
+            started = time.monotonic()
+            answer, _ = await tdm.lookup(server.url("/books/1"))
+            elapsed = time.monotonic() - started
+        holder.execute("ROLLBACK")
+    assert answer.status == "reserved"
+    assert tdm.sharing is not None
+    assert tdm.sharing.errors >= 1
+    assert server.count(PATH) == 1
+    assert elapsed < 5.0
+
+
+async def test_read_only_sqlite_file_serves_records_and_fetches_the_rest(
+    make_server: Callable[[int], Awaitable[Server]],
+    make_cache: Callable[..., ra.RobotsCache],
+    tmp_path: Path,
+) -> None:
+    """An unwritable file: its tdmrep.json record is used, another origin is fetched
+    (the failed lease counted), both answers the site's."""
+    server = await make_server(2)
+    server.text(PATH, FILE)
+    path = tmp_path / "readonly.sqlite"
+    async with ra.SQLiteStore(path) as store:
+        [writer] = tdm_caches(make_cache, store)
+        await writer.lookup(server.url("/books/1", 0))
+        await writer.aclose()
+    with immutable(path):
+        async with ra.SQLiteStore(path) as store:
+            [tdm] = tdm_caches(make_cache, store)
+            statuses = [(await tdm.lookup(server.url("/books/1", i)))[0].status for i in (0, 1)]
+    assert statuses == ["reserved", "reserved"]
+    assert [server.count(PATH, 0), server.count(PATH, 1)] == [1, 1]
+    assert tdm.sharing is not None
+    assert (tdm.sharing.hits, tdm.fetches) == (1, 1)
+    assert tdm.sharing.errors >= 1
+
+
+async def test_full_sqlite_disk_never_stops_a_lookup(
+    tiny_disk: Path,  # noqa: F811
+    make_server: Callable[[int], Awaitable[Server]],
+    make_cache: Callable[..., ra.RobotsCache],
+) -> None:
+    """Files of 100 KB on a 192 KiB disk, two caches asking 4 origins at once: records
+    fail to be written, yet every answer is the site's, each cache waiting at most one
+    fetch's time (total_timeout 2 s) for a record that never comes."""
+    server = await make_server(4)
+    entry = {"location": "/books/*", "tdm-reservation": 1, "tdm-policy": "x" * 100_000}
+    server.text(PATH, json.dumps([entry]), delay=0.1)
+    policy = ra.FetchPolicy(total_timeout=2.0)
+    async with (
+        ra.SQLiteStore(tiny_disk / "full.sqlite") as one,
+        ra.SQLiteStore(tiny_disk / "full.sqlite") as two,
+    ):
+        tdms = tdm_caches(make_cache, one, two, policy=policy)
+        started = time.monotonic()
+        urls = [server.url("/books/1", port) for port in range(4)]
+        statuses = await ask_all(tdms, urls)
+        elapsed = time.monotonic() - started
+    assert statuses == ["reserved"] * 8
+    assert sum(tdm.sharing.errors for tdm in tdms if tdm.sharing is not None) >= 1
+    assert elapsed < 15.0, elapsed
+
+
+async def test_sqlite_record_expires_with_its_lifetime(
+    server: Server, make_cache: Callable[..., ra.RobotsCache], tmp_path: Path
+) -> None:
+    """The row holds the record for ``expires - fetched_at`` on the file's machine."""
+    server.text(PATH, FILE, status=503)
+    async with ra.SQLiteStore(tmp_path / "ttl.sqlite") as store:
+        [tdm] = tdm_caches(make_cache, store, policy=ra.FetchPolicy(error_ttl=60))
+        await tdm.lookup(server.url("/books/1"))
+        with contextlib.closing(sqlite3.connect(tmp_path / "ttl.sqlite")) as conn:
+            (expires_at,) = conn.execute("SELECT expires_at FROM resources").fetchone()
+    assert 55 < expires_at - time.time() <= 60
+
+
+def test_stored_resource_round_trip() -> None:
+    """encode/decode keep every field; a body beside a 503 is refused."""
+    record = StoredResource("tdmrep", "http://a.test:80" + PATH, 200, None, 5.0, 9.0, body=b"[]")
+    fields = encode_resource(record)
+    assert decode_resource(fields) == record
+    bad = StoredResource("tdmrep", record.url, 503, None, 5.0, 9.0, body=b"[]")
+    with pytest.raises(ra.InvalidRecordError, match="body"):
+        decode_resource(encode_resource(bad))
