@@ -27,15 +27,17 @@ if TYPE_CHECKING:
     from .records import StoredRobots
     from .store import Lease, RobotsStore
 
-__all__ = ["LEASE_TTL", "SharedStoreProtocol"]
+__all__ = ["LEASE_TTL", "SharedStoreProtocol", "keep_renewed"]
 
-#: Seconds a fetch lease lasts without renewal; its holder renews it every third of
-#: that while it fetches. A holder that dies (SIGKILL, power loss) blocks its peers
+#: Seconds a fetch lease lasts without renewal, with a store that renews (robots.txt's
+#: leases, and tdmrep.json's in ``shared_resources``); its holder renews it every third
+#: of that while it fetches. A holder that dies (SIGKILL, power loss) blocks its peers
 #: this long at most, not a whole fetch's 35 s (issue 26).
 LEASE_TTL = 3.0
 
 logger = logging.getLogger("robots_async")
 _T = TypeVar("_T")
+_L = TypeVar("_L", bound="Lease")
 
 
 class SharedStoreProtocol(RecordTranslation):
@@ -279,23 +281,35 @@ class SharedStoreProtocol(RecordTranslation):
         return self._policy.total_timeout + 5.0
 
     def _keep_renewed(self, store: RobotsStore, lease: Lease) -> asyncio.Task[None] | None:
-        """A task renewing ``lease`` every third of its TTL until cancelled (None when
-        the store cannot renew: its leases last a whole fetch)."""
+        """A task renewing ``lease`` while the fetch runs (None when the store cannot
+        renew: its leases last a whole fetch)."""
         renew = getattr(store, "renew", None)
         if not callable(renew):
             return None
+        return keep_renewed(renew, lease, self._store_call, "robots")
 
-        async def keep() -> None:
-            current: Lease | None = lease
-            while current is not None:
-                await asyncio.sleep(LEASE_TTL / 3)
-                try:
-                    current = await self._store_call(renew(current, LEASE_TTL))
-                except StoreError as exc:
-                    # The lease lapses: at worst a peer fetches too. Never our verdict.
-                    logger.debug("robots lease for %s not renewed: %s", lease.origin, exc)
-                    return
-                if current is None:
-                    logger.debug("robots lease for %s lost before the fetch ended", lease.origin)
 
-        return asyncio.get_running_loop().create_task(keep())
+def keep_renewed(
+    renew: Callable[[_L, float], Awaitable[_L | None]],
+    lease: _L,
+    call: Callable[[Awaitable[_L | None]], Awaitable[_L | None]],
+    what: str,
+) -> asyncio.Task[None]:
+    """A task renewing ``lease`` for ``LEASE_TTL`` every third of it until cancelled,
+    each ``renew`` bounded by ``call`` (the caller's store timeout). It stops once the
+    lease is lost or a renewal fails: the lease then lapses and at worst a peer fetches
+    too, never a verdict of ours. ``what`` names the resource in the debug log."""
+
+    async def keep() -> None:
+        current: _L | None = lease
+        while current is not None:
+            await asyncio.sleep(LEASE_TTL / 3)
+            try:
+                current = await call(renew(current, LEASE_TTL))
+            except StoreError as exc:
+                logger.debug("%s lease for %s not renewed: %s", what, lease.origin, exc)
+                return
+            if current is None:
+                logger.debug("%s lease for %s lost before the fetch ended", what, lease.origin)
+
+    return asyncio.get_running_loop().create_task(keep())

@@ -8,6 +8,12 @@ themselves. Every store call is bounded by a timeout. A store that fails is neve
 the answer: the worker fetches locally (after a failed put, its own fetch stands). A
 record that does not conform (corrupt, or of a newer layout) is a miss, fetched and
 overwritten.
+
+With a store that can renew a resource lease (``renew_resource``), the lease is short
+(``shared.LEASE_TTL``) and renewed while its holder fetches, as robots.txt's is: a
+holder that dies frees the origin within that TTL, since waiters try the lease at
+each look. Without it, a lease lasts one whole fetch (a dead holder blocks its peers
+that long).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
 from ..core.errors import InvalidRecordError, StoreError
 from ..fetch.deadline import within
 from .resources import check_resource
+from .shared import LEASE_TTL, keep_renewed
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -59,6 +66,10 @@ class ResourceStore(Protocol):
         """Give the lease back; False if it had lapsed or was taken over."""
         ...
 
+    # Optional: ``async def renew_resource(lease, ttl) -> ResourceLease | None``, which
+    # extends a lease still held by its token to ``ttl`` seconds from now (None if it
+    # was lost). With it, leases are short and renewed while their fetch runs.
+
 
 def resource_store(store: object) -> ResourceStore | None:
     """``store`` if it has every resource method, else None (then each process
@@ -74,7 +85,7 @@ class ResourceSharing(Generic[_T]):
     :param use: the reader's own reading of a record, or None when it is not fresh
         under the reader's policy and clock.
     :param patience: seconds one fetch may take (waiters wait that long, and a
-        lease lasts that long).
+        lease lasts that long unless the store renews leases).
     """
 
     #: Seconds one store call may take (at most ``patience``).
@@ -95,6 +106,11 @@ class ResourceSharing(Generic[_T]):
         self._patience = patience
         self._clock = clock
         self._timeout = min(self.STORE_TIMEOUT, patience)
+        renew = getattr(store, "renew_resource", None)
+        self._renew: Callable[[ResourceLease, float], Awaitable[ResourceLease | None]] | None
+        self._renew = renew if callable(renew) else None
+        #: Short when the holder renews it: a dead holder frees the origin that soon.
+        self._lease_ttl = patience if self._renew is None else min(LEASE_TTL, patience)
         self.hits = 0
         self.errors = 0
         self.invalid = 0
@@ -122,7 +138,7 @@ class ResourceSharing(Generic[_T]):
             if found is not None:
                 self.hits += 1
                 return found
-            answer, record = await fetch()
+            answer, record = await self._fetch_renewing(lease, fetch)
             if record is not None:
                 await self._share(origin, record)
             return answer
@@ -131,7 +147,21 @@ class ResourceSharing(Generic[_T]):
                 await self._release(lease)
 
     async def _acquire(self, origin: Origin) -> ResourceLease | None:
-        return await self._call(self._store.acquire_resource(origin, self._kind, self._patience))
+        return await self._call(self._store.acquire_resource(origin, self._kind, self._lease_ttl))
+
+    async def _fetch_renewing(
+        self,
+        lease: ResourceLease | None,
+        fetch: Callable[[], Awaitable[tuple[_T, StoredResource | None]]],
+    ) -> tuple[_T, StoredResource | None]:
+        """``fetch()``, with ``lease`` (if any) renewed while it runs when the store can."""
+        if lease is None or self._renew is None:
+            return await fetch()
+        renewing = keep_renewed(self._renew, lease, self._call, self._kind)
+        try:
+            return await fetch()
+        finally:
+            renewing.cancel()
 
     async def _read(self, origin: Origin, faults: set[str]) -> _T | None:
         """The reader's answer from the stored record, if there is a fresh one; a bad
@@ -181,7 +211,7 @@ class ResourceSharing(Generic[_T]):
     async def _release(self, lease: ResourceLease) -> None:
         try:
             await self._call(self._store.release_resource(lease))
-        except StoreError as exc:  # it lapses within ``patience``
+        except StoreError as exc:  # it lapses within its TTL
             self._failed(lease.origin, exc)
 
     async def _call(self, call: Awaitable[_R]) -> _R:

@@ -230,6 +230,10 @@ class SQLiteStore(AsyncClosing):
         key = store_key(lease.origin)
         return await self._run(self._resources.release, key, lease.kind, lease.token)
 
+    async def renew_resource(self, lease: ResourceLease, ttl: float) -> ResourceLease | None:
+        """Extend ``lease`` to ``ttl`` seconds from now if it is still ours."""
+        return await self._run(self._resources.renew, lease, ttl)
+
     async def aclose(self) -> None:
         """Close the file (idempotent); later calls raise :class:`StoreError`."""
         if self._closed:

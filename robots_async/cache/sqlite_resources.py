@@ -4,13 +4,15 @@ Two tables of their own, made on first write (inside ``BEGIN IMMEDIATE``, so two
 processes never race on them): a file of an earlier version gains them in place and
 its layout version is unchanged (versions without them never read them). Until they
 exist a read finds nothing. A record lives ``expires - fetched_at`` seconds on this
-machine's clock; a lease is one atomic upsert, as robots.txt's are. A read-only or
-full file fails the write with :class:`StoreError`: the reader then fetches itself.
+machine's clock; a lease is one atomic upsert, as robots.txt's are, and is renewed by
+one UPDATE that checks its token. A read-only or full file fails the write with
+:class:`StoreError`: the reader then fetches itself.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .resources import decode_resource, encode_resource
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
 
     from ..core.url import Origin
     from .resources import StoredResource
+    from .store import ResourceLease
 
 __all__ = ["ResourceTables", "store_key"]
 
@@ -55,6 +58,10 @@ WHERE resource_leases.expires_at <= ?
 _RELEASE = (
     "DELETE FROM resource_leases WHERE origin = ? AND kind = ? AND token = ? AND expires_at > ?"
 )
+_RENEW = """
+UPDATE resource_leases SET expires_at = ?
+WHERE origin = ? AND kind = ? AND token = ? AND expires_at > ?
+"""
 
 
 class ResourceTables:
@@ -71,10 +78,8 @@ class ResourceTables:
 
         :raises InvalidRecordError: a record that does not conform (or a newer layout).
         """
-        if not self._ready:
-            if conn.execute(_EXISTS).fetchone()[0] == 0:
-                return None
-            self._ready = True
+        if not self._exist(conn):
+            return None
         row = conn.execute(_GET, (key, kind, time.time())).fetchone()
         if row is None:
             return None
@@ -103,9 +108,27 @@ class ResourceTables:
 
     def release(self, conn: sqlite3.Connection, key: str, kind: str, token: str) -> bool:
         """Delete the lease if ``token`` still holds it."""
-        if not self._ready:
-            return False  # no lease was ever taken through this store
+        if not self._exist(conn):
+            return False  # no lease was ever taken
         return conn.execute(_RELEASE, (key, kind, token, time.time())).rowcount == 1
+
+    def renew(
+        self, conn: sqlite3.Connection, lease: ResourceLease, ttl: float
+    ) -> ResourceLease | None:
+        """``lease`` extended to ``ttl`` seconds from now if its token still holds it,
+        else None (it lapsed or was taken over); one UPDATE."""
+        if not self._exist(conn):
+            return None  # no lease was ever taken
+        now = time.time()
+        row = (now + ttl, store_key(lease.origin), lease.kind, lease.token, now)
+        renewed = conn.execute(_RENEW, row).rowcount == 1
+        return replace(lease, expires_at=now + ttl) if renewed else None
+
+    def _exist(self, conn: sqlite3.Connection) -> bool:
+        """Whether the tables exist (they may have been made by another process)."""
+        if not self._ready:
+            self._ready = conn.execute(_EXISTS).fetchone()[0] > 0
+        return self._ready
 
     def _ensure_tables(self, conn: sqlite3.Connection) -> None:
         """Create the tables once, under the write lock."""

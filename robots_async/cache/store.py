@@ -15,8 +15,8 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from ..core.errors import StoreError
 from .closing import AsyncClosing
@@ -39,6 +39,10 @@ __all__ = [
     "StoreSchemaError",
     "StoredRobots",
 ]
+
+
+_K = TypeVar("_K")
+_L = TypeVar("_L", bound="Lease")
 
 
 class StoreSchemaError(StoreError):
@@ -108,7 +112,9 @@ class RobotsStore(Protocol):
     # ``async def acquire_resource(origin, kind, ttl) -> ResourceLease | None`` and
     # ``async def release_resource(lease) -> bool``; the record and the lease live
     # apart from robots.txt's, and expire at the record's ``expires``. Without them
-    # each process fetches tdmrep.json once.
+    # each process fetches tdmrep.json once. With ``async def renew_resource(lease,
+    # ttl) -> ResourceLease | None`` too (as ``renew``, for those leases), a dead
+    # holder frees an origin's tdmrep.json in seconds rather than a whole fetch.
 
     async def aclose(self) -> None:
         """Release connections."""
@@ -158,14 +164,7 @@ class MemoryStore(AsyncClosing):
 
     async def renew(self, lease: Lease, ttl: float) -> Lease | None:
         """Extend ``lease`` to ``ttl`` seconds from now if it is still the one held."""
-        async with self._lock:
-            now = self._clock()
-            held = self._leases.get(lease.origin)
-            if held is None or held.token != lease.token or held.expires_at <= now:
-                return None
-            renewed = Lease(lease.origin, lease.token, now + ttl)
-            self._leases[lease.origin] = renewed
-            return renewed
+        return await self._renewed(self._leases, lease.origin, lease, ttl)
 
     async def reserve(self, unit: str, rule: PaceRule, jitter: float) -> Reservation:
         """Reserve the next visit of ``unit`` (an origin or a host) under ``rule``."""
@@ -220,5 +219,19 @@ class MemoryStore(AsyncClosing):
             del self._resource_leases[key]
             return held.expires_at > self._clock()
 
+    async def renew_resource(self, lease: ResourceLease, ttl: float) -> ResourceLease | None:
+        """Extend ``lease`` to ``ttl`` seconds from now if it is still the one held."""
+        return await self._renewed(self._resource_leases, (lease.origin, lease.kind), lease, ttl)
+
     async def aclose(self) -> None:
         """Nothing to release."""
+
+    async def _renewed(self, leases: dict[_K, _L], key: _K, lease: _L, ttl: float) -> _L | None:
+        """``lease`` extended in ``leases``, or None if it lapsed or was taken over."""
+        async with self._lock:
+            now = self._clock()
+            held = leases.get(key)
+            if held is None or held.token != lease.token or held.expires_at <= now:
+                return None
+            leases[key] = renewed = replace(lease, expires_at=now + ttl)
+            return renewed

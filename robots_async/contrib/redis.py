@@ -18,7 +18,7 @@ a ``redis.asyncio.RedisCluster``. An origin's keys carry its name as a hash tag
 (``prefix:rec:{http://host:80}``), so they live in one slot, and every command and
 script touches one key of one origin. An origin's tdmrep.json record
 (``prefix:res:tdmrep:{...}``, expiring with the record) and its lease
-(``prefix:lease:tdmrep:{...}``) are kept apart from robots.txt's.
+(``prefix:lease:tdmrep:{...}``, renewed while its holder fetches) are kept apart from robots.txt's.
 While a master fails over (seconds), the cache retries a failed command (its
 ``retry_failures``) for up to 5 s before fetching by itself.
 """
@@ -30,7 +30,8 @@ import math
 import secrets
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 try:
     import redis.asyncio as aioredis
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
 __all__ = ["RedisStore"]
 
 DAY = 86_400.0
+_L = TypeVar("_L", bound=Lease)
 #: Commands in flight at once per store (at most the client pool's max_connections).
 _MAX_IN_FLIGHT = 64
 #: URL schemes that name a Redis Cluster (any of its nodes), mapped to redis-py's.
@@ -253,10 +255,7 @@ class RedisStore(AsyncClosing):
 
     async def renew(self, lease: Lease, ttl: float) -> Lease | None:
         """Extend ``lease`` to ``ttl`` seconds from now if it is still ours (one script)."""
-        keys = [self._key("lease", lease.origin)]
-        args: list[str | int] = [lease.token, _millis(ttl)]
-        renewed = await self._call(lambda: self._renew_script(keys=keys, args=args))
-        return Lease(lease.origin, lease.token, time.time() + ttl) if renewed else None
+        return await self._renew(self._key("lease", lease.origin), lease, ttl)
 
     async def get_resource(self, origin: Origin, kind: ResourceKind) -> StoredResource | None:
         """The ``kind`` record of ``origin`` (tdmrep.json), or None once it expired.
@@ -292,6 +291,17 @@ class RedisStore(AsyncClosing):
         keys = [self._key(f"lease:{lease.kind}", lease.origin)]
         deleted = await self._call(lambda: self._release_script(keys=keys, args=[lease.token]))
         return bool(deleted)
+
+    async def renew_resource(self, lease: ResourceLease, ttl: float) -> ResourceLease | None:
+        """Extend ``lease`` to ``ttl`` seconds from now if it is still ours (the
+        compare-and-expire script, on the resource lease's key)."""
+        return await self._renew(self._key(f"lease:{lease.kind}", lease.origin), lease, ttl)
+
+    async def _renew(self, key: str, lease: _L, ttl: float) -> _L | None:
+        """``lease`` extended on ``key`` (one key, one slot), or None if it was lost."""
+        args: list[str | int] = [lease.token, _millis(ttl)]
+        renewed = await self._call(lambda: self._renew_script(keys=[key], args=args))
+        return replace(lease, expires_at=time.time() + ttl) if renewed else None
 
     async def reserve(self, unit: str, rule: PaceRule, jitter: float) -> Reservation:
         """Reserve the next visit of ``unit`` under ``rule``: one script, one round

@@ -1,6 +1,7 @@
-"""Test worker: a RobotsChecker on an SQLiteStore, asking checker.usage() of batches.
+"""Test worker: a RobotsChecker on a shared store, asking checker.usage() of batches.
 
-    python tdm_worker.py DB_PATH
+    python tdm_worker.py DB_PATH            (an SQLiteStore)
+    python tdm_worker.py REDIS_URL PREFIX   (a RedisStore)
 
 Prints ``{"ready": true}``, then for every JSON line ``{"urls": [...]}`` on stdin asks
 ``usage(url, headers={})`` of all the URLs concurrently and prints
@@ -13,8 +14,12 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import robots_async as ra
+
+if TYPE_CHECKING:
+    from robots_async.contrib.redis import RedisStore
 
 USER_AGENT = "StoreTestBot/1.0"
 
@@ -25,10 +30,20 @@ def emit(report: dict[str, object]) -> None:
     sys.stdout.flush()
 
 
-async def main(path: str) -> None:
+def open_store(where: str, *rest: str) -> ra.SQLiteStore | RedisStore:
+    """A RedisStore for a redis:// URL (under the prefix that follows), else an SQLiteStore."""
+    if where.startswith("redis://"):
+        from robots_async.contrib.redis import RedisStore
+
+        return RedisStore(where, prefix=rest[0])
+    return ra.SQLiteStore(where)
+
+
+async def main(*args: str) -> None:
     """Answer batches from stdin until EOF."""
     loop = asyncio.get_running_loop()
-    async with ra.SQLiteStore(path) as store, ra.RobotsChecker(USER_AGENT, store=store) as checker:
+    store = open_store(*args)
+    async with store, ra.RobotsChecker(USER_AGENT, store=store) as checker:
         emit({"ready": True})
         while line := await loop.run_in_executor(None, sys.stdin.readline):
             urls: list[str] = json.loads(line)["urls"]
@@ -39,4 +54,4 @@ async def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1]))
+    asyncio.run(main(*sys.argv[1:]))

@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
+import os
+import signal
 import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from aiohttp import web
 
 import robots_async as ra
 from robots_async.cache import sqlite as _sqlite
 from robots_async.cache.resources import StoredResource, decode_resource, encode_resource
+from robots_async.cache.shared import LEASE_TTL
+from robots_async.cache.store import ResourceLease
 from robots_async.cache.tdmrep import TdmRepCache
 
 from .test_sqlite_store import immutable, tiny_disk  # noqa: F401 (a fixture)
@@ -25,7 +31,10 @@ if TYPE_CHECKING:
 
     from robots_async.cache.store import RobotsStore
 
+    from ..workers import JsonLinesWorker
     from .conftest import FakeClock, Server, StoreWorker
+
+    StartTdmWorker = Callable[[], Awaitable[JsonLinesWorker]]
 
 PATH = "/.well-known/tdmrep.json"
 FILE = json.dumps([{"location": "/books/*", "tdm-reservation": 1, "tdm-policy": "/p.json"}])
@@ -198,6 +207,57 @@ async def test_released_lease_without_record_is_taken_over(
     assert server.count(PATH) == 1
 
 
+async def test_memory_store_renews_a_resource_lease_only_for_its_holder(clock: FakeClock) -> None:
+    """renew_resource extends the lease its token holds; a lapsed, released or
+    taken-over lease is not renewed (None), and robots.txt's lease is another lease."""
+    store = ra.MemoryStore(clock=clock)
+    origin = ra.Origin.from_url("http://a.test")
+    lease = await store.acquire_resource(origin, "tdmrep", 3.0)
+    assert lease is not None
+    clock.advance(2.0)
+    renewed = await store.renew_resource(lease, 3.0)
+    assert renewed is not None
+    assert (renewed.expires_at, renewed.kind, renewed.token) == (
+        clock() + 3.0,
+        "tdmrep",
+        lease.token,
+    )
+    clock.advance(2.0)  # past the first TTL, within the renewed one
+    assert await store.acquire_resource(origin, "tdmrep", 3.0) is None
+    assert await store.acquire(origin, 3.0) is not None  # robots.txt's lease is apart
+    clock.advance(1.5)  # lapsed: taken over by another worker
+    other = await store.acquire_resource(origin, "tdmrep", 3.0)
+    assert other is not None
+    assert await store.renew_resource(lease, 3.0) is None
+    assert await store.release_resource(other)
+    assert await store.renew_resource(other, 3.0) is None
+
+
+@pytest.mark.scenario
+async def test_resource_lease_is_short_only_with_a_store_that_renews(
+    server: Server, make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    """While a slow tdmrep.json is fetched, its lease expires LEASE_TTL from now on a
+    store with renew_resource (kept renewed), a whole fetch from now on one without."""
+    server.text(PATH, FILE, delay=LEASE_TTL + 0.5)
+    renewing = ra.MemoryStore()
+    lasting = ResourcesOnlyStore()
+    tdms = tdm_caches(make_cache, renewing, lasting)  # type: ignore[arg-type]
+    asking = [asyncio.ensure_future(tdm.lookup(server.url("/books/1"))) for tdm in tdms]
+    leases = [renewing._resource_leases, lasting._inner._resource_leases]
+    key = (server.origin(), "tdmrep")
+    left: list[list[float]] = [[], []]
+    for _ in range(int((LEASE_TTL + 0.3) / 0.1)):  # past one TTL: renewed meanwhile
+        await asyncio.sleep(0.1)
+        for i, table in enumerate(leases):
+            left[i].append(table[key].expires_at - time.time())
+    assert [answer.status for answer, _ in await asyncio.gather(*asking)] == ["reserved"] * 2
+    assert min(left[0]) > 0  # renewed before it lapsed
+    assert max(left[0]) <= LEASE_TTL
+    patience = ra.FetchPolicy().total_timeout  # and a margin
+    assert min(left[1]) > patience - LEASE_TTL - 1.0
+
+
 class RobotsOnlyStore:
     """A store with the robots.txt methods only (a third-party store of before)."""
 
@@ -223,6 +283,17 @@ async def test_store_without_resource_methods_fetches_per_cache(
     statuses = await ask_all(tdms, [server.url(f"/books/{i}") for i in range(10)])
     assert statuses == ["reserved"] * 20
     assert server.count(PATH) == 2
+
+
+class ResourcesOnlyStore(RobotsOnlyStore):
+    """A store with the resource methods but no renew_resource (a store of before)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.get_resource = self._inner.get_resource
+        self.put_resource = self._inner.put_resource
+        self.acquire_resource = self._inner.acquire_resource
+        self.release_resource = self._inner.release_resource
 
 
 # --- SQLiteStore --------------------------------------------------------------------
@@ -384,6 +455,121 @@ async def test_sqlite_record_expires_with_its_lifetime(
         with contextlib.closing(sqlite3.connect(tmp_path / "ttl.sqlite")) as conn:
             (expires_at,) = conn.execute("SELECT expires_at FROM resources").fetchone()
     assert 55 < expires_at - time.time() <= 60
+
+
+async def test_sqlite_store_renews_a_resource_lease_only_for_its_holder(tmp_path: Path) -> None:
+    """Two stores on one file: the holder's renew_resource keeps the lease past its
+    first TTL, a renewal by another token or of a lapsed lease finds nothing."""
+    path = tmp_path / "renew.sqlite"
+    origin = ra.Origin.from_url("http://a.test")
+    async with ra.SQLiteStore(path) as one, ra.SQLiteStore(path) as two:
+        assert await two.renew_resource(ResourceLease(origin, "x", 1.0, "tdmrep"), 1) is None
+        lease = await one.acquire_resource(origin, "tdmrep", 0.3)
+        assert lease is not None
+        renewed = await one.renew_resource(lease, 5.0)
+        assert renewed is not None
+        assert renewed.expires_at - time.time() > 4.0
+        await asyncio.sleep(0.5)  # past the first TTL
+        assert await two.acquire_resource(origin, "tdmrep", 5.0) is None
+        stranger = ResourceLease(origin, "not-the-token", 0.0, "tdmrep")
+        assert await two.renew_resource(stranger, 5.0) is None
+        short = await two.acquire_resource(ra.Origin.from_url("http://b.test"), "tdmrep", 0.1)
+        assert short is not None
+        await asyncio.sleep(0.2)
+        assert await two.renew_resource(short, 5.0) is None
+        assert await two.renew_resource(renewed, 5.0) is not None  # another store: same file
+
+
+# --- dead and slow lease holders (worker processes) ---------------------------------
+
+
+def hang_first(server: Server, seconds: float) -> None:
+    """tdmrep.json whose first request hangs ``seconds``; later ones are answered at once."""
+    requests = itertools.count()
+
+    async def handler(_: web.Request) -> web.StreamResponse:
+        if next(requests) == 0:
+            await asyncio.sleep(seconds)
+        return web.Response(text=FILE, headers=JSON)
+
+    server.route(PATH, handler)
+
+
+async def ready(start: StartTdmWorker, count: int) -> list[JsonLinesWorker]:
+    """``count`` tdm_worker.py processes, each ready to ask."""
+    workers = [await start() for _ in range(count)]
+    for worker in workers:
+        assert await worker.read(60.0) == {"ready": True}
+    return workers
+
+
+async def requested(server: Server) -> None:
+    """Return once tdmrep.json was requested (within 30 s)."""
+    for _ in range(600):
+        if server.count(PATH):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("tdmrep.json was never requested")
+
+
+async def killed_holder_delay(server: Server, start: StartTdmWorker) -> float:
+    """Seconds from SIGKILL of a worker holding the tdmrep.json lease mid-fetch (4 s
+    in, past one LEASE_TTL) to its peer's usage() answer, which is checked to be the
+    site's, from the peer's own second request."""
+    server.text("/robots.txt", "User-agent: *\nAllow: /\n")
+    hang_first(server, 25.0)
+    doomed, peer = await ready(start, 2)
+    url = server.url("/books/1")
+    await doomed.send_json({"urls": [url]})
+    await requested(server)
+    await asyncio.sleep(4.0)  # the live holder kept its lease renewed meanwhile
+    os.kill(doomed.proc.pid, signal.SIGKILL)
+    await doomed.proc.wait()
+    killed_at = time.monotonic()
+    await peer.send_json({"urls": [url]})
+    report = await peer.read(60.0)  # room for a whole fetch's wait, to measure it
+    elapsed = time.monotonic() - killed_at
+    assert report == {"train_ai": ["disallowed"], "fetches": 1}
+    assert server.count(PATH) == 2  # the dead worker's request, then the peer's
+    return elapsed
+
+
+async def assert_slow_holder_keeps_its_lease(server: Server, start: StartTdmWorker) -> None:
+    """tdmrep.json answered after 8 s (over two lease TTLs): the live holder renews its
+    lease, so its peer waits for the shared record and sends no request of its own."""
+    server.text("/robots.txt", "User-agent: *\nAllow: /\n")
+    server.text(PATH, FILE, delay=8.0, headers=JSON)
+    holder, peer = await ready(start, 2)
+    url = server.url("/books/1")
+    await holder.send_json({"urls": [url]})
+    await requested(server)
+    await peer.send_json({"urls": [url]})
+    reports = [await holder.read(60.0), await peer.read(60.0)]
+    assert reports == [
+        {"train_ai": ["disallowed"], "fetches": 1},
+        {"train_ai": ["disallowed"], "fetches": 0},
+    ]
+    assert server.count(PATH) == 1
+
+
+@pytest.mark.scenario
+async def test_sqlite_worker_killed_mid_tdmrep_fetch_frees_the_origin_in_seconds(
+    server: Server, start_worker: Callable[..., Awaitable[StoreWorker]], tmp_path: Path
+) -> None:
+    """Two processes on one SQLite file: the peer of a SIGKILLed lease holder answers
+    within 5 s of the kill (~27 s when the lease lasted a whole fetch)."""
+    path = str(tmp_path / "shared.sqlite")
+    elapsed = await killed_holder_delay(server, lambda: start_worker("tdm_worker.py", path))
+    assert elapsed < 5.0, elapsed
+
+
+@pytest.mark.scenario
+async def test_sqlite_slow_live_holder_keeps_its_tdmrep_lease(
+    server: Server, start_worker: Callable[..., Awaitable[StoreWorker]], tmp_path: Path
+) -> None:
+    """Two processes on one SQLite file, an 8 s tdmrep.json: one request in all."""
+    path = str(tmp_path / "shared.sqlite")
+    await assert_slow_holder_keeps_its_lease(server, lambda: start_worker("tdm_worker.py", path))
 
 
 def test_stored_resource_round_trip() -> None:

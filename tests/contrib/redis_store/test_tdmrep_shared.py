@@ -6,27 +6,35 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 import robots_async as ra
+from robots_async.cache.shared import LEASE_TTL
+from robots_async.cache.store import ResourceLease
 from robots_async.cache.tdmrep import TdmRepCache
 from robots_async.contrib.redis import RedisStore
 
+from ...cache.test_tdmrep_shared import assert_slow_holder_keeps_its_lease, killed_holder_delay
 from ...servers import FakeClock, make_server  # noqa: F401 (a fixture, found by name)
+from ...workers import JsonLinesWorker
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
 
     import redis.asyncio as aioredis
 
+    from ...cache.test_tdmrep_shared import StartTdmWorker
     from ...servers import Server
     from .conftest import LocalCluster, RedisServer
 
 PATH = "/.well-known/tdmrep.json"
 FILE = json.dumps([{"location": "/books/*", "tdm-reservation": 1}])
 JSON = {"Content-Type": "application/json"}
+#: The worker script of the SQLite tests, which takes a Redis URL and prefix too.
+TDM_WORKER = Path(__file__).parents[2] / "cache" / "tdm_worker.py"
 
 
 class Workers:
@@ -57,6 +65,24 @@ async def workers() -> AsyncIterator[Workers]:
     made = Workers()
     yield made
     await made.close()
+
+
+@pytest.fixture
+async def start_tdm_worker(
+    redis_server: RedisServer, prefix: str, tmp_path: Path
+) -> AsyncIterator[StartTdmWorker]:
+    """Factory of tdm_worker.py processes on the shared redis-server under ``prefix``;
+    every one is reaped at teardown."""
+    started: list[JsonLinesWorker] = []
+
+    async def start() -> JsonLinesWorker:
+        log = tmp_path / f"tdm-worker-{len(started)}.log"
+        worker = await JsonLinesWorker.spawn(log, TDM_WORKER, redis_server.url, prefix)
+        started.append(worker)
+        return worker
+
+    yield start
+    await asyncio.gather(*(worker.close() for worker in started))
 
 
 def tdm_key(prefix: str, server: Server, index: int = 0) -> str:
@@ -181,3 +207,63 @@ async def test_cluster_workers_fetch_each_origin_once(
     assert {answer.status for answer, _ in answers} == {"reserved"}
     assert [server.count(PATH, port) for port in range(12)] == [1] * 12
     assert sum(tdm.sharing.errors for tdm in tdms if tdm.sharing is not None) == 0
+
+
+def lease_key(prefix: str, origin: ra.Origin) -> str:
+    """The Redis key of ``origin``'s tdmrep.json lease."""
+    return f"{prefix}:lease:tdmrep:{{{origin.scheme}://{origin.host}:{origin.port}}}"
+
+
+async def assert_renew_resource_extends_only_the_holders_lease(url: str, prefix: str) -> None:
+    """renew_resource sets the holder's lease key to live ``ttl`` from now; another
+    token, a released or a lapsed lease: None."""
+    origin = ra.Origin.from_url("http://a.test")
+    async with RedisStore(url, prefix=prefix) as store, RedisStore(url, prefix=prefix) as peer:
+        lease = await store.acquire_resource(origin, "tdmrep", 0.3)
+        assert lease is not None
+        renewed = await store.renew_resource(lease, LEASE_TTL)
+        assert renewed is not None
+        assert (renewed.token, renewed.kind) == (lease.token, "tdmrep")
+        assert 2000 < await store._redis.pttl(lease_key(prefix, origin)) <= LEASE_TTL * 1000
+        await asyncio.sleep(0.5)  # past the first TTL
+        assert await peer.acquire_resource(origin, "tdmrep", 5.0) is None
+        stranger = ResourceLease(origin, "not-the-token", 0.0, "tdmrep")
+        assert await peer.renew_resource(stranger, 60.0) is None
+        assert await peer.renew(lease, 60.0) is None  # robots.txt's lease is another key
+        assert await store.release_resource(renewed)
+        assert await store.renew_resource(renewed, 60.0) is None
+        short = await peer.acquire_resource(origin, "tdmrep", 0.1)
+        assert short is not None
+        await asyncio.sleep(0.3)
+        assert await peer.renew_resource(short, 60.0) is None
+        assert await store.acquire_resource(origin, "tdmrep", 5.0) is not None
+
+
+async def test_renew_resource_on_one_server(redis_server: RedisServer, prefix: str) -> None:
+    """The resource lease is renewed on a single redis-server."""
+    await assert_renew_resource_extends_only_the_holders_lease(redis_server.url, prefix)
+
+
+async def test_renew_resource_on_a_cluster(redis_cluster: LocalCluster, prefix: str) -> None:
+    """The resource lease is renewed on a Redis Cluster (one key, one slot)."""
+    await assert_renew_resource_extends_only_the_holders_lease(redis_cluster.url, prefix)
+
+
+@pytest.mark.scenario
+async def test_worker_killed_mid_tdmrep_fetch_frees_the_origin_in_seconds(
+    make_server: Callable[[int], Awaitable[Server]],  # noqa: F811
+    start_tdm_worker: StartTdmWorker,
+) -> None:
+    """Two processes on one redis-server: the peer of a SIGKILLed lease holder answers
+    within 5 s of the kill (~27 s when the lease lasted a whole fetch)."""
+    elapsed = await killed_holder_delay(await make_server(1), start_tdm_worker)
+    assert elapsed < 5.0, elapsed
+
+
+@pytest.mark.scenario
+async def test_slow_live_holder_keeps_its_tdmrep_lease(
+    make_server: Callable[[int], Awaitable[Server]],  # noqa: F811
+    start_tdm_worker: StartTdmWorker,
+) -> None:
+    """Two processes on one redis-server, an 8 s tdmrep.json: one request in all."""
+    await assert_slow_holder_keeps_its_lease(await make_server(1), start_tdm_worker)
