@@ -69,6 +69,47 @@ def test_few_groups_keep_no_agent_index() -> None:
     robots = ra.parse(b"User-agent: GPTBot\nDisallow: /\n\nUser-agent: *\nDisallow: /x\n")
     for name in NAMES:
         robots.allowed("https://example.com/x", robots_token=name)
-    assert robots._index is None
+    assert robots._index is not None
+    assert robots._index.tokens is None  # lower-cased agent lines only
     assert robots.allowed("https://example.com/y", "GPTBot") is False
     assert robots.allowed("https://example.com/y", "CCBot") is True
+
+
+def test_later_names_are_kept_as_asked_only() -> None:
+    """Five names keep four dict entries beside the first (no lower-cased copies, no
+    entries by group indices), and names selecting the same groups share a bucket."""
+    robots = ra.parse(b"User-agent: GPTBot\nDisallow: /\n\nUser-agent: *\nDisallow: /x\n")
+    for name in ("GPTBot", "ClaudeBot", "CCBot", "gptbot", "Bingbot"):
+        robots.allowed("https://example.com/x", robots_token=name)
+    assert robots._buckets is not None
+    assert list(robots._buckets) == ["ClaudeBot", "CCBot", "gptbot", "Bingbot"]
+    assert robots._buckets["gptbot"] is robots._first[1]
+    assert robots._buckets["CCBot"] is robots._buckets["ClaudeBot"] is robots._buckets["Bingbot"]
+
+
+@pytest.mark.parametrize("policy", ["google", "google-reference", "rfc9309", "first-match"])
+def test_names_absent_from_the_agent_lines(policy: str) -> None:
+    """A later name no agent line contains selects the ``*`` groups; a line that only
+    lower-cases to the name in Unicode (the Kelvin sign is "k") still selects it."""
+    body = (
+        "User-agent: GPTBot\nDisallow: /gpt\n\n"
+        "User-agent: \u212abot\nDisallow: /kelvin\n\n"
+        "User-agent: * crawler\nDisallow: /star\n\n"
+        "User-agent: Googlebot-Image\nDisallow: /image\n"
+    ).encode()
+    for names in (("GPTBot", "kbot", "CCBot", "googlebot"), ("kbot", "CCBot", "googlebot")):
+        robots = ra.parse(body, policy=policy)
+        mixed = {
+            (name, path): robots.allowed(f"https://example.com{path}", robots_token=name)
+            for name in names
+            for path in ("/gpt", "/kelvin", "/star", "/image")
+        }
+        for (name, path), verdict in mixed.items():
+            alone = ra.parse(body, policy=policy)
+            assert alone.allowed(f"https://example.com{path}", robots_token=name) == verdict
+    robots = ra.parse(body)
+    robots.allowed("https://example.com/", robots_token="GPTBot")
+    assert robots.allowed("https://example.com/kelvin", robots_token="kbot") is False
+    assert robots.allowed("https://example.com/star", robots_token="CCBot") is False
+    # Found in "googlebot-image" (so scanned), whose token is not "googlebot".
+    assert robots.allowed("https://example.com/image", robots_token="googlebot") is True
