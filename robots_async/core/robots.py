@@ -24,6 +24,8 @@ from .selection import (
     _UNSEEN,
     _AgentIndex,
     _token_of,
+    _unnamed,
+    agent_text,
 )
 from .url import encode_non_ascii, request_target
 
@@ -112,6 +114,8 @@ class RobotsTxt(RobotsQueries):
         self._first: tuple[object, Bucket | None] = _NOBODY
         self._seen = _NO_ORIGIN_SEEN
         self._buckets: dict[str, Bucket | None] | None = None
+        #: The agent lines lower-cased (selection.agent_text), from the second token on.
+        self._agent_text: bytes | None = None
         #: Agent index (see _select), built once a second token is asked about.
         self._index: _AgentIndex | None = None
         self._public_groups: tuple[Group, ...] | None = None
@@ -284,11 +288,22 @@ class RobotsTxt(RobotsQueries):
             # Tokens come from the caller: bound the cache (a file has few groups anyway).
             if len(buckets) >= _MAX_CACHED_TOKENS:
                 buckets.clear()
-        bucket = self._bucket_of(self._select(token.lower()))
+        text = self._agent_text
+        if text is None:
+            text = self._agent_text = agent_text(self._groups)
+            if _unnamed(cast("str", first[0]).lower(), text):
+                buckets["*"] = first[1]  # (a name no line contains selects what "*" does)
+        canonical = token.lower()
+        if _unnamed(canonical, text):
+            found = buckets.get("*", _UNSEEN)  # (untyped: see allowed())
+            if found is _UNSEEN:
+                found = buckets["*"] = self._bucket_of(self._select("*", index=False))
+        else:
+            found = self._bucket_of(self._select(canonical))
         # Kept only as asked (no lower-cased copy, no entry by group indices: a file
         # asked by five names keeps 184 bytes of dict, not 632 and four strings).
-        buckets[token] = bucket
-        return bucket
+        buckets[token] = found
+        return found  # type: ignore[no-any-return]
 
     def _bucket_of(self, indices: tuple[int, ...]) -> Bucket | None:
         """The bucket of the groups at ``indices``: one a token asked before has (tokens

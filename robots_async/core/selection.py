@@ -7,7 +7,7 @@ needs): its attributes are RobotsTxt's slots.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final
 
 from .agent import crawler_name, product_token
 from .rules import agent_token
@@ -51,17 +51,36 @@ def _token_of(user_agent: str) -> str:
     return token
 
 
+def agent_text(groups: list[RawGroup]) -> bytes:
+    """The agent lines of ``groups``, lower-cased in one string (see _unnamed)."""
+    return b"\n".join([agent for group in groups for agent in group.agents]).lower()
+
+
+def _unnamed(canonical: str, text: bytes) -> bool:
+    """True if no agent line in ``text`` (agent_text()) contains the lower-cased token:
+    it then selects the ``*`` groups, as a scan finds (each ASCII line lacking the
+    token is skipped), in one search instead of a pass over every group. Not for a
+    non-ASCII line: Unicode lower() can make ASCII (the Kelvin sign is "k")."""
+    return (
+        canonical != ""
+        and canonical.isascii()
+        and text.isascii()
+        and canonical.encode() not in text
+    )
+
+
 class AgentSelection:
     """Token to group indices for a RobotsTxt (its first base class)."""
 
     # Slots of RobotsTxt that this part reads and writes, declared here: a single
     # chain of slotted classes keeps an instance as small as one slotted class.
-    __slots__ = ("_buckets", "_first", "_groups", "_index", "_policy")
+    __slots__ = ("_agent_text", "_buckets", "_first", "_groups", "_index", "_policy")
 
     _groups: list[RawGroup]
     _policy: MatchPolicy
     _first: tuple[object, Bucket | None]
     _buckets: dict[str, Bucket | None] | None
+    _agent_text: bytes | None
     _index: _AgentIndex | None
 
     @staticmethod
@@ -91,27 +110,16 @@ class AgentSelection:
 
         The first token is found by one pass over the agents and kept with its
         compiled rules (_bucket), so a file asked about by one crawler retains no
-        index. From the second token on, the file's agent lines are kept lower-cased
-        in one string: a token found in none of them selects the ``*`` groups with
-        one search; the others are found by a scan, or through the index by token
-        in a file of more than _SCAN_GROUPS groups.
+        index (~330 bytes per agent line); an index is built for a later token that
+        some agent line contains (see _unnamed) only in a file of more than
+        _SCAN_GROUPS groups.
         """
-        agents = self._index
-        if index and agents is None and self._first[0] is not _NOBODY_TOKEN:
-            agents = self._index = _AgentIndex(self._groups)
-        if agents is not None:
-            lowered = agents.lowered
-            if (
-                lowered is not None
-                and canonical
-                and canonical.isascii()
-                and canonical.encode() not in lowered
-            ):
-                # As the scan finds it: no line names the token, so only "*" groups.
-                found = agents.global_groups
-                return found[:1] if self._policy.first_match else found
-            if index and len(self._groups) > _SCAN_GROUPS:
-                return self._from_index(agents, canonical)
+        if (
+            index
+            and len(self._groups) > _SCAN_GROUPS
+            and (self._index is not None or self._first[0] is not _NOBODY_TOKEN)
+        ):
+            return self._from_index(canonical)
         exact_agents = self._policy.exact_agents
         # Names are compared only for a real name ("*" asks for the global group).
         by_name = exact_agents and canonical not in ("", "*")
@@ -159,15 +167,15 @@ class AgentSelection:
         # The 1997 draft: only the first matching record applies.
         return tuple(indices[:1] if self._policy.first_match else indices)
 
-    def _from_index(self, index: _AgentIndex, canonical: str) -> tuple[int, ...]:
-        """:meth:`_select` through the index by token: many tokens, many groups."""
-        if index.tokens is None:
-            index.build(self._groups, self._policy.exact_agents)
-        tokens = cast("dict[str, tuple[int, ...]]", index.tokens)
+    def _from_index(self, canonical: str) -> tuple[int, ...]:
+        """:meth:`_select` through the agent index: many tokens, many groups."""
+        if self._index is None:
+            self._index = _AgentIndex(self._groups, self._policy.exact_agents)
+        index = self._index
         if not self._policy.exact_agents:
-            indices = tokens.get(canonical)
+            indices = index.tokens.get(canonical)
         elif canonical:
-            indices = index.names.get(canonical) or tokens.get(canonical)
+            indices = index.names.get(canonical) or index.tokens.get(canonical)
         else:
             indices = None
         if indices is None:
@@ -183,39 +191,23 @@ class AgentSelection:
 
 
 class _AgentIndex:
-    """A file's agent lines for the second and later tokens: lower-cased in one string
-    (None when one is not ASCII), the ``*`` groups, and for files of many groups the
-    groups by token and by full name (built when a token named in the file is asked)."""
+    """Token -> indices of the groups naming it, full names likewise, the ``*`` groups."""
 
-    __slots__ = ("global_groups", "lowered", "names", "tokens")
+    __slots__ = ("global_groups", "names", "tokens")
 
-    def __init__(self, groups: list[RawGroup]) -> None:
-        agents: list[bytes] = []
-        global_groups: list[int] = []
-        for i, group in enumerate(groups):
-            agents += group.agents
-            for agent in group.agents:
-                if agent[:1] == b"*" and agent_token(agent) is None:
-                    global_groups.append(i)
-                    break
-        lowered = b"\n".join(agents).lower()
-        # A non-ASCII line can lower-case to a token's letters (the Kelvin sign is
-        # "k" in Unicode), which bytes.lower() would not show: no search then.
-        self.lowered = lowered if lowered.isascii() else None
-        self.global_groups = tuple(global_groups)
-        self.tokens: dict[str, tuple[int, ...]] | None = None
-        self.names: dict[str, tuple[int, ...]] = {}
-
-    def build(self, groups: list[RawGroup], exact_agents: bool) -> None:
-        """Index the groups by product token, and by full name when ``exact_agents``."""
+    def __init__(self, groups: list[RawGroup], exact_agents: bool) -> None:
         tokens: dict[str, dict[int, None]] = {}
         names: dict[str, dict[int, None]] = {}
+        global_groups: dict[int, None] = {}
         for i, group in enumerate(groups):
             for token in group.tokens:
-                if token is not None:
+                if token is None:
+                    global_groups[i] = None
+                else:
                     tokens.setdefault(token, {})[i] = None
             if exact_agents:
                 for name in group.names:
                     names.setdefault(name, {})[i] = None
+        self.global_groups = tuple(global_groups)
         self.tokens = {token: tuple(found) for token, found in tokens.items()}
         self.names = {name: tuple(found) for name, found in names.items()}

@@ -69,22 +69,24 @@ def test_few_groups_keep_no_agent_index() -> None:
     robots = ra.parse(b"User-agent: GPTBot\nDisallow: /\n\nUser-agent: *\nDisallow: /x\n")
     for name in NAMES:
         robots.allowed("https://example.com/x", robots_token=name)
-    assert robots._index is not None
-    assert robots._index.tokens is None  # lower-cased agent lines only
+    assert robots._index is None
+    assert robots._agent_text == b"gptbot\n*"
     assert robots.allowed("https://example.com/y", "GPTBot") is False
     assert robots.allowed("https://example.com/y", "CCBot") is True
 
 
 def test_later_names_are_kept_as_asked_only() -> None:
-    """Five names keep four dict entries beside the first (no lower-cased copies, no
+    """Five names keep five dict entries beside the first (no lower-cased copies, no
     entries by group indices), and names selecting the same groups share a bucket."""
     robots = ra.parse(b"User-agent: GPTBot\nDisallow: /\n\nUser-agent: *\nDisallow: /x\n")
     for name in ("GPTBot", "ClaudeBot", "CCBot", "gptbot", "Bingbot"):
         robots.allowed("https://example.com/x", robots_token=name)
     assert robots._buckets is not None
-    assert list(robots._buckets) == ["ClaudeBot", "CCBot", "gptbot", "Bingbot"]
+    # "*": the bucket of every name no agent line contains.
+    assert list(robots._buckets) == ["*", "ClaudeBot", "CCBot", "gptbot", "Bingbot"]
     assert robots._buckets["gptbot"] is robots._first[1]
     assert robots._buckets["CCBot"] is robots._buckets["ClaudeBot"] is robots._buckets["Bingbot"]
+    assert robots._buckets["*"] is robots._buckets["CCBot"]
 
 
 @pytest.mark.parametrize("policy", ["google", "google-reference", "rfc9309", "first-match"])
