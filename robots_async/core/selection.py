@@ -26,6 +26,10 @@ _UNSEEN: Any = object()
 #: agent lines, never building the agent index (~7.5 us and ~1.7 KB kept a file,
 #: paid by every file asked by a second crawler name; issue 32).
 _SCAN_GROUPS = 16
+#: Larger files too are scanned for a later token some agent line contains until
+#: this many names are cached: a scan of a 50-line file costs less than the index
+#: (7.5 us and ~220 bytes a file asked by five names, which two scans at most need).
+_NAMES_BEFORE_INDEX = 8
 #: RobotsTxt._first before any question: a token no str equals. Tested by its token
 #: (``first[0] is _NOBODY_TOKEN``), never by the tuple's identity: a compiled build stores a
 #: fixed-size tuple unboxed and makes a new one on each read.
@@ -112,12 +116,15 @@ class AgentSelection:
         compiled rules (_bucket), so a file asked about by one crawler retains no
         index (~330 bytes per agent line); an index is built for a later token that
         some agent line contains (see _unnamed) only in a file of more than
-        _SCAN_GROUPS groups.
+        _SCAN_GROUPS groups asked by _NAMES_BEFORE_INDEX names already.
         """
         if (
             index
             and len(self._groups) > _SCAN_GROUPS
-            and (self._index is not None or self._first[0] is not _NOBODY_TOKEN)
+            and (
+                self._index is not None
+                or (self._buckets is not None and len(self._buckets) >= _NAMES_BEFORE_INDEX)
+            )
         ):
             return self._from_index(canonical)
         exact_agents = self._policy.exact_agents

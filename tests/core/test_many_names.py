@@ -53,6 +53,7 @@ def _verdicts_mixed(body: bytes, urls: list[str]) -> dict[tuple[str, str], bool]
 def test_five_names_answer_as_each_alone(monkeypatch: pytest.MonkeyPatch, scan_groups: int) -> None:
     """Every corpus file, eight names interleaved: each verdict as the name alone."""
     monkeypatch.setattr(selection, "_SCAN_GROUPS", scan_groups)
+    monkeypatch.setattr(selection, "_NAMES_BEFORE_INDEX", 0 if scan_groups == 0 else 8)
     rng = random.Random(32)
     checked = 0
     for path in CORPUS_FILES:
@@ -115,3 +116,17 @@ def test_names_absent_from_the_agent_lines(policy: str) -> None:
     assert robots.allowed("https://example.com/star", robots_token="CCBot") is False
     # Found in "googlebot-image" (so scanned), whose token is not "googlebot".
     assert robots.allowed("https://example.com/image", robots_token="googlebot") is True
+
+
+def test_many_groups_build_the_index_only_for_many_names() -> None:
+    """A file of many groups is scanned for its first later names (two scans cost
+    less than the index); past _NAMES_BEFORE_INDEX names it is indexed."""
+    body = "".join(f"User-agent: bot{i}\nDisallow: /b{i}\n\n" for i in range(40)).encode()
+    robots = ra.parse(body + b"User-agent: *\nDisallow: /all\n")
+    for i in range(selection._NAMES_BEFORE_INDEX + 1):  # the first, then 8 cached
+        assert robots.allowed(f"https://example.com/b{i}", robots_token=f"bot{i}") is False
+    assert robots._index is None
+    assert robots.allowed("https://example.com/b30", robots_token="bot30") is False
+    assert robots._index is not None
+    assert robots.allowed("https://example.com/all", robots_token="bot31") is True
+    assert robots.allowed("https://example.com/all", robots_token="other") is False
