@@ -116,7 +116,7 @@ class RobotsTxt(RobotsQueries):
         self._buckets: dict[str, Bucket | None] | None = None
         #: The agent lines lower-cased (selection.agent_text), from the second token on.
         self._agent_text: bytes | None = None
-        #: Agent index (see _select), built once a second token is asked about.
+        #: Agent index (see _select): files of many groups asked by many names.
         self._index: _AgentIndex | None = None
         self._public_groups: tuple[Group, ...] | None = None
         self._usage: dict[tuple[int, ...], Any] | None = None
