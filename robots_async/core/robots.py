@@ -24,6 +24,8 @@ from .selection import (
     _UNSEEN,
     _AgentIndex,
     _token_of,
+    _unnamed,
+    agent_text,
 )
 from .url import encode_non_ascii, request_target
 
@@ -103,16 +105,18 @@ class RobotsTxt(RobotsQueries):
             and not policy.rfc3986
             and not policy.first_match
         )
-        # Compiled rules per product token as asked, and per set of groups (tokens
-        # that select the same groups share one bucket).
+        # Compiled rules per product token as asked (tokens that select the same
+        # groups share one bucket).
         # The first token asked and its bucket (most files are asked about by one
         # crawler: no dict then, ~150 bytes a file less after its questions).
         # One tuple, stored once: no thread (free-threaded builds included) can see
         # one question's token with another's bucket.
         self._first: tuple[object, Bucket | None] = _NOBODY
         self._seen = _NO_ORIGIN_SEEN
-        self._buckets: dict[str | tuple[int, ...], Bucket | None] | None = None
-        #: Agent index (see _select), built once a second token is asked about.
+        self._buckets: dict[str, Bucket | None] | None = None
+        #: The agent lines lower-cased (selection.agent_text), from the second token on.
+        self._agent_text: bytes | None = None
+        #: Agent index (see _select): files of many groups asked by many names.
         self._index: _AgentIndex | None = None
         self._public_groups: tuple[Group, ...] | None = None
         self._usage: dict[tuple[int, ...], Any] | None = None
@@ -268,36 +272,52 @@ class RobotsTxt(RobotsQueries):
         first = self._first
         if token == first[0]:
             return first[1]
-        # Tokens match case-insensitively: "Googlebot" and "googlebot" share a bucket.
-        canonical = token.lower()
         if first[0] is _NOBODY_TOKEN:
-            indices = self._select(canonical)
+            # Tokens match case-insensitively: "Googlebot" and "googlebot" select alike.
+            indices = self._select(token.lower())
             compiled = self._compile(indices) if indices else None
             self._first = (token, compiled)
             return compiled
         buckets = self._buckets
         if buckets is None:
-            token0, bucket0 = cast("tuple[str, Bucket | None]", first)
-            buckets = self._buckets = {token0: bucket0, token0.lower(): bucket0}
-            if bucket0 is not None:
-                buckets[bucket0.indices] = bucket0
-        found = buckets.get(token, _UNSEEN)  # (untyped: see allowed())
-        if found is not _UNSEEN:
-            return found  # type: ignore[no-any-return]  # (cached as asked: nothing to write)
-        found = buckets.get(canonical, _UNSEEN)
-        if found is _UNSEEN:
-            indices = self._select(canonical)
-            found = buckets.get(indices, _UNSEEN)
+            buckets = self._buckets = {}
+        else:
+            found = buckets.get(token, _UNSEEN)  # (untyped: see allowed())
+            if found is not _UNSEEN:
+                return found  # type: ignore[no-any-return]
+            # Tokens come from the caller: bound the cache (a file has few groups anyway).
+            if len(buckets) >= _MAX_CACHED_TOKENS:
+                buckets.clear()
+        text = self._agent_text
+        if text is None:
+            text = self._agent_text = agent_text(self._groups)
+            if _unnamed(cast("str", first[0]).lower(), text):
+                buckets["*"] = first[1]  # (a name no line contains selects what "*" does)
+        canonical = token.lower()
+        if _unnamed(canonical, text):
+            found = buckets.get("*", _UNSEEN)  # (untyped: see allowed())
             if found is _UNSEEN:
-                found = self._compile(indices) if indices else None
-        bucket: Bucket | None = found
-        # Tokens come from the caller: bound the cache (a file has few groups anyway).
-        if len(buckets) >= _MAX_CACHED_TOKENS:
-            buckets.clear()
-        if bucket is not None:
-            buckets[bucket.indices] = bucket
-        buckets[token] = buckets[canonical] = bucket
-        return bucket
+                found = buckets["*"] = self._bucket_of(self._select("*", index=False))
+        else:
+            found = self._bucket_of(self._select(canonical))
+        # Kept only as asked (no lower-cased copy, no entry by group indices: a file
+        # asked by five names keeps 184 bytes of dict, not 632 and four strings).
+        buckets[token] = found
+        return found  # type: ignore[no-any-return]
+
+    def _bucket_of(self, indices: tuple[int, ...]) -> Bucket | None:
+        """The bucket of the groups at ``indices``: one a token asked before has (tokens
+        that select the same groups share it), or a new one."""
+        if not indices:
+            return None
+        known = self._first[1]
+        if known is not None and known.indices == indices:
+            return known
+        # A copy in one C call: another thread may add a token meanwhile.
+        for known in tuple(cast("dict[str, Bucket | None]", self._buckets).values()):
+            if known is not None and known.indices == indices:
+                return known
+        return self._compile(indices)
 
     def _compile(self, indices: tuple[int, ...]) -> Bucket:
         return compiled_bucket(self._groups, indices, self._policy)

@@ -137,7 +137,9 @@ class RawGroup:
     @property
     def names(self) -> list[str]:
         """Lower-cased names of the agents up to the first space or ``/`` (non-empty)."""
-        names = (crawler_name(a).lower() for a in self.agent_names)
+        # Decoded here, not through agent_names: the agent index would keep a second
+        # copy of every agent line in each group (127 bytes a file asked by 5 names).
+        names = (crawler_name(a.decode("utf-8", "replace")).lower() for a in self.agents)
         return [name for name in names if name and name != "*"]
 
 

@@ -26,6 +26,10 @@ _UNSEEN: Any = object()
 #: agent lines, never building the agent index (~7.5 us and ~1.7 KB kept a file,
 #: paid by every file asked by a second crawler name; issue 32).
 _SCAN_GROUPS = 16
+#: Larger files too are scanned for a later token some agent line contains until
+#: this many names are cached: a scan of a 50-line file costs less than the index
+#: (7.5 us and ~220 bytes a file asked by five names, which two scans at most need).
+_NAMES_BEFORE_INDEX = 8
 #: RobotsTxt._first before any question: a token no str equals. Tested by its token
 #: (``first[0] is _NOBODY_TOKEN``), never by the tuple's identity: a compiled build stores a
 #: fixed-size tuple unboxed and makes a new one on each read.
@@ -51,17 +55,36 @@ def _token_of(user_agent: str) -> str:
     return token
 
 
+def agent_text(groups: list[RawGroup]) -> bytes:
+    """The agent lines of ``groups``, lower-cased in one string (see _unnamed)."""
+    return b"\n".join([agent for group in groups for agent in group.agents]).lower()
+
+
+def _unnamed(canonical: str, text: bytes) -> bool:
+    """True if no agent line in ``text`` (agent_text()) contains the lower-cased token:
+    it then selects the ``*`` groups, as a scan finds (each ASCII line lacking the
+    token is skipped), in one search instead of a pass over every group. Not for a
+    non-ASCII line: Unicode lower() can make ASCII (the Kelvin sign is "k")."""
+    return (
+        canonical != ""
+        and canonical.isascii()
+        and text.isascii()
+        and canonical.encode() not in text
+    )
+
+
 class AgentSelection:
     """Token to group indices for a RobotsTxt (its first base class)."""
 
     # Slots of RobotsTxt that this part reads and writes, declared here: a single
     # chain of slotted classes keeps an instance as small as one slotted class.
-    __slots__ = ("_buckets", "_first", "_groups", "_index", "_policy")
+    __slots__ = ("_agent_text", "_buckets", "_first", "_groups", "_index", "_policy")
 
     _groups: list[RawGroup]
     _policy: MatchPolicy
     _first: tuple[object, Bucket | None]
-    _buckets: dict[str | tuple[int, ...], Bucket | None] | None
+    _buckets: dict[str, Bucket | None] | None
+    _agent_text: bytes | None
     _index: _AgentIndex | None
 
     @staticmethod
@@ -91,13 +114,17 @@ class AgentSelection:
 
         The first token is found by one pass over the agents and kept with its
         compiled rules (_bucket), so a file asked about by one crawler retains no
-        index (~330 bytes per agent line); an index is built for the second token
-        only in a file of more than _SCAN_GROUPS groups.
+        index (~330 bytes per agent line); an index is built for a later token that
+        some agent line contains (see _unnamed) only in a file of more than
+        _SCAN_GROUPS groups asked by _NAMES_BEFORE_INDEX names already.
         """
         if (
             index
             and len(self._groups) > _SCAN_GROUPS
-            and (self._index is not None or self._first[0] is not _NOBODY_TOKEN)
+            and (
+                self._index is not None
+                or (self._buckets is not None and len(self._buckets) >= _NAMES_BEFORE_INDEX)
+            )
         ):
             return self._from_index(canonical)
         exact_agents = self._policy.exact_agents

@@ -32,7 +32,9 @@ __all__ = ["SCANS_BEFORE_INDEX", "GlobEntry", "SpecialRules", "Wildcards", "glob
 #: A wildcard rule: (score, head, tail, middle segments or None, anchored, minimum
 #: target size, pattern). With middle segments (every segment, then), "tail" is
 #: the longest segment after the head instead: only a needle that a match contains.
-GlobEntry = tuple[int, str, str, "tuple[str, ...] | None", bool, int, str]
+#: The pattern is None when it is ``head*tail`` (with ``$`` when anchored), as most
+#: are: rebuilt for explain() rather than kept (~75 bytes a glob, 5 a queried file).
+GlobEntry = tuple[int, str, str, "tuple[str, ...] | None", bool, int, "str | None"]
 
 #: Globs in a bucket from which they are found through the piece index.
 _GRAM_INDEX_MIN: Final = 96
@@ -107,7 +109,11 @@ class SpecialRules:
                 if len(segments) == 2:  # head*tail, most globs: _entry() inlined
                     head, tail = segments
                     size = len(body) - 1
-                    globs.append((rule, intern(head), intern(tail), None, anchored, size, pattern))
+                    # (Rebuilt exactly unless trailing stars were cut: see GlobEntry.)
+                    kept_pattern = None if anchored or size + 1 == len(pattern) else pattern
+                    globs.append(
+                        (rule, intern(head), intern(tail), None, anchored, size, kept_pattern)
+                    )
                 else:
                     globs.append(_entry(pattern, segments, anchored, rule))
                 continue
@@ -178,7 +184,10 @@ class Wildcards:
         """The pattern of the rule scored ``best`` here, if it is one of these."""
         for entry in self.globs or ():
             if entry[0] == best:
-                return entry[6]
+                pattern = entry[6]
+                if pattern is None:
+                    pattern = f"{entry[1]}*{entry[2]}{'$' if entry[4] else ''}"
+                return pattern
         return self.raised.pattern(best) if self.raised is not None else None
 
 

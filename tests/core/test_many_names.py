@@ -53,6 +53,7 @@ def _verdicts_mixed(body: bytes, urls: list[str]) -> dict[tuple[str, str], bool]
 def test_five_names_answer_as_each_alone(monkeypatch: pytest.MonkeyPatch, scan_groups: int) -> None:
     """Every corpus file, eight names interleaved: each verdict as the name alone."""
     monkeypatch.setattr(selection, "_SCAN_GROUPS", scan_groups)
+    monkeypatch.setattr(selection, "_NAMES_BEFORE_INDEX", 0 if scan_groups == 0 else 8)
     rng = random.Random(32)
     checked = 0
     for path in CORPUS_FILES:
@@ -70,5 +71,62 @@ def test_few_groups_keep_no_agent_index() -> None:
     for name in NAMES:
         robots.allowed("https://example.com/x", robots_token=name)
     assert robots._index is None
+    assert robots._agent_text == b"gptbot\n*"
     assert robots.allowed("https://example.com/y", "GPTBot") is False
     assert robots.allowed("https://example.com/y", "CCBot") is True
+
+
+def test_later_names_are_kept_as_asked_only() -> None:
+    """Five names keep five dict entries beside the first (no lower-cased copies, no
+    entries by group indices), and names selecting the same groups share a bucket."""
+    robots = ra.parse(b"User-agent: GPTBot\nDisallow: /\n\nUser-agent: *\nDisallow: /x\n")
+    for name in ("GPTBot", "ClaudeBot", "CCBot", "gptbot", "Bingbot"):
+        robots.allowed("https://example.com/x", robots_token=name)
+    assert robots._buckets is not None
+    # "*": the bucket of every name no agent line contains.
+    assert list(robots._buckets) == ["*", "ClaudeBot", "CCBot", "gptbot", "Bingbot"]
+    assert robots._buckets["gptbot"] is robots._first[1]
+    assert robots._buckets["CCBot"] is robots._buckets["ClaudeBot"] is robots._buckets["Bingbot"]
+    assert robots._buckets["*"] is robots._buckets["CCBot"]
+
+
+@pytest.mark.parametrize("policy", ["google", "google-reference", "rfc9309", "first-match"])
+def test_names_absent_from_the_agent_lines(policy: str) -> None:
+    """A later name no agent line contains selects the ``*`` groups; a line that only
+    lower-cases to the name in Unicode (the Kelvin sign is "k") still selects it."""
+    body = (
+        "User-agent: GPTBot\nDisallow: /gpt\n\n"
+        "User-agent: \u212abot\nDisallow: /kelvin\n\n"
+        "User-agent: * crawler\nDisallow: /star\n\n"
+        "User-agent: Googlebot-Image\nDisallow: /image\n"
+    ).encode()
+    for names in (("GPTBot", "kbot", "CCBot", "googlebot"), ("kbot", "CCBot", "googlebot")):
+        robots = ra.parse(body, policy=policy)
+        mixed = {
+            (name, path): robots.allowed(f"https://example.com{path}", robots_token=name)
+            for name in names
+            for path in ("/gpt", "/kelvin", "/star", "/image")
+        }
+        for (name, path), verdict in mixed.items():
+            alone = ra.parse(body, policy=policy)
+            assert alone.allowed(f"https://example.com{path}", robots_token=name) == verdict
+    robots = ra.parse(body)
+    robots.allowed("https://example.com/", robots_token="GPTBot")
+    assert robots.allowed("https://example.com/kelvin", robots_token="kbot") is False
+    assert robots.allowed("https://example.com/star", robots_token="CCBot") is False
+    # Found in "googlebot-image" (so scanned), whose token is not "googlebot".
+    assert robots.allowed("https://example.com/image", robots_token="googlebot") is True
+
+
+def test_many_groups_build_the_index_only_for_many_names() -> None:
+    """A file of many groups is scanned for its first later names (two scans cost
+    less than the index); past _NAMES_BEFORE_INDEX names it is indexed."""
+    body = "".join(f"User-agent: bot{i}\nDisallow: /b{i}\n\n" for i in range(40)).encode()
+    robots = ra.parse(body + b"User-agent: *\nDisallow: /all\n")
+    for i in range(selection._NAMES_BEFORE_INDEX + 1):  # the first, then 8 cached
+        assert robots.allowed(f"https://example.com/b{i}", robots_token=f"bot{i}") is False
+    assert robots._index is None
+    assert robots.allowed("https://example.com/b30", robots_token="bot30") is False
+    assert robots._index is not None
+    assert robots.allowed("https://example.com/all", robots_token="bot31") is True
+    assert robots.allowed("https://example.com/all", robots_token="other") is False

@@ -647,3 +647,26 @@ def test_corpus_agrees_with_google_cpp(path: object) -> None:
             if got != expected or robots.allowed(url, robots_token=agent) is not got[0]:
                 mismatches.append((agent, url, expected, got))
     assert mismatches == []
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path"),
+    [
+        ("/a*b", "/a/x/b"),
+        ("/a*b$", "/a/x/b"),
+        ("/a*b*", "/a/x/b/c"),
+        ("/a*b**", "/a/x/b/c"),
+        ("/a**b", "/a/x/b"),
+        ("/*/x*y$", "/k/x/y"),
+        ("*.php", "/index.php"),
+    ],
+)
+def test_explain_gives_each_glob_as_written(pattern: str, path: str) -> None:
+    """A head*tail glob keeps no pattern string (rebuilt for explain): every form,
+    trailing stars and "**" included, is reported as written."""
+    robots = ra.parse(f"User-agent: *\nDisallow: {pattern}\nAllow: /zz\n".encode())
+    verdict = robots.explain(f"https://example.com{path}", "bot")
+    assert verdict.allowed is False
+    assert verdict.rule is not None
+    assert verdict.rule.pattern == pattern
+    assert verdict.line == 2
