@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -165,12 +166,75 @@ class Site:
         self._runners.clear()
 
 
+@dataclass
+class HungRobotsFleet:
+    """``origins`` origins, each on its own loopback address under ``subnet`` (its own
+    Scrapy download slot); the first ``hung`` never answer robots.txt. Page requests
+    are timed by origin."""
+
+    origins: int
+    hung_count: int
+    subnet: str
+    bases: list[str] = field(default_factory=list)
+    page_times: dict[str, list[float]] = field(default_factory=dict)
+    runner: web.AppRunner | None = None
+
+    async def start(self) -> HungRobotsFleet:
+        app = web.Application()
+        app.router.add_get("/{tail:.*}", self._handle)
+        self.runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
+        await self.runner.setup()
+        for n in range(self.origins):
+            site = web.TCPSite(self.runner, f"{self.subnet}.{n + 1}", 0)
+            await site.start()
+            port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            self.bases.append(f"http://{self.subnet}.{n + 1}:{port}")
+        return self
+
+    def hung(self, base: str) -> bool:
+        return self.bases.index(base) < self.hung_count
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        base = f"http://{request.host}"
+        if request.path == "/robots.txt":
+            if self.hung(base):
+                await asyncio.sleep(120)  # never answers within the crawl
+            return web.Response(body=b"User-agent: *\nDisallow: /private\n")
+        self.page_times.setdefault(base, []).append(time.monotonic())
+        return web.Response(text="<html><body>page</body></html>", content_type="text/html")
+
+
+@contextmanager
+def hung_robots_fleet(
+    loop_thread: LoopThread, origins: int, hung: int, subnet: str
+) -> Iterator[HungRobotsFleet]:
+    """A started :class:`HungRobotsFleet`, stopped on exit."""
+    started: HungRobotsFleet = loop_thread.run(HungRobotsFleet(origins, hung, subnet).start())
+    try:
+        yield started
+    finally:
+        assert started.runner is not None
+        loop_thread.run(started.runner.cleanup())
+
+
 @pytest.fixture(scope="session")
 def loop_thread() -> Iterator[LoopThread]:
     """One background event loop for every test server."""
     thread = LoopThread()
     yield thread
     thread.stop()
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real redis-server on a free loopback port, one per test module (skipped off CI
+    if not installed)."""
+    from .redis_store.conftest import RedisServer, redis_binary
+
+    server = RedisServer(redis_binary(), tmp_path_factory.mktemp("redis") / "redis.log")
+    server.start()
+    yield server.url
+    server.stop()
 
 
 @pytest.fixture
@@ -201,6 +265,20 @@ class CrawlResult:
         return {item["url"] for item in self.items}
 
 
+def run_json_script(script: Path, args: dict[str, Any], timeout: float = 60.0) -> tuple[Any, str]:
+    """Run ``python script ARGS_JSON`` (a Scrapy process of its own); return the JSON
+    it wrote to ``args["out"]`` and its stderr. Fails the test if it exits non-zero."""
+    proc = subprocess.run(
+        [sys.executable, str(script), json.dumps(args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert proc.returncode == 0, f"{script.name} failed ({proc.returncode}):\n{proc.stderr[-4000:]}"
+    return json.loads(Path(args["out"]).read_text(encoding="utf-8")), proc.stderr
+
+
 def run_crawl(
     tmp_path: Path,
     start_urls: list[str],
@@ -227,17 +305,9 @@ def run_crawl(
         "user_agent": SCRAPY_UA,
         "out": str(out),
     }
-    proc = subprocess.run(
-        [sys.executable, str(CRAWL_SCRIPT), json.dumps(args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    assert proc.returncode == 0, f"crawl failed ({proc.returncode}):\n{proc.stderr[-4000:]}"
-    data = json.loads(out.read_text(encoding="utf-8"))
+    data, stderr = run_json_script(CRAWL_SCRIPT, args, timeout=timeout)
     result = CrawlResult(
-        data["stats"], data["items"], data["errors"], data["robots_parsed"], proc.stderr
+        data["stats"], data["items"], data["errors"], data["robots_parsed"], stderr
     )
     assert result.stat("log_count/ERROR") == 0, result.stderr[-4000:]
     return result

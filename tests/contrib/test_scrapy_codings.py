@@ -4,16 +4,13 @@ are decoded here or fail closed, never parsed as robots.txt text (allow all)."""
 from __future__ import annotations
 
 import gzip
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 from aiohttp import web
 
-from .conftest import BASE_SETTINGS
+from .conftest import BASE_SETTINGS, run_json_script
 
 if TYPE_CHECKING:
     from .conftest import Site
@@ -38,15 +35,7 @@ def _fetch_twice(
         "settings": {**BASE_SETTINGS, "REMOTE_CONTROL_ENABLED": False, **settings},
         "out": str(out),
     }
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), json.dumps(args)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    report: list[dict[str, object]] = json.loads(out.read_text(encoding="utf-8"))
+    report: list[dict[str, object]] = run_json_script(SCRIPT, args)[0]
     return report
 
 

@@ -11,12 +11,9 @@ from typing import TYPE_CHECKING
 import pytest
 from aiohttp import web
 
-from tests.contrib.redis_store.conftest import RedisServer, redis_binary
-
 from .conftest import run_crawl
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
     from .conftest import Site
@@ -24,14 +21,6 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.slow
 
 SLOW_ROBOTS = b"User-agent: *\nCrawl-delay: 1\n"
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    server = RedisServer(redis_binary(), tmp_path_factory.mktemp("redis") / "redis.log")
-    server.start()
-    yield server.url
-    server.stop()
 
 
 def gaps(times: list[float]) -> list[float]:

@@ -8,26 +8,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.contrib.redis_store.conftest import RedisServer, redis_binary
-
 from .conftest import run_crawl
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
     from .conftest import Site
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real redis-server on a free loopback port (skipped off CI if not installed)."""
-    server = RedisServer(redis_binary(), tmp_path_factory.mktemp("redis") / "redis.log")
-    server.start()
-    yield server.url
-    server.stop()
 
 
 def test_two_crawls_share_each_robots_txt_fetch(site: Site, tmp_path: Path, redis_url: str) -> None:

@@ -3,16 +3,13 @@ validators and returns a 304 as such, even with Scrapy's HTTP cache on."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 from aiohttp import web
 
-from .conftest import BASE_SETTINGS
+from .conftest import BASE_SETTINGS, run_json_script
 
 if TYPE_CHECKING:
     from .conftest import Site
@@ -45,15 +42,7 @@ def test_validators_make_the_refresh_conditional(
         settings.update(HTTPCACHE_ENABLED=True, HTTPCACHE_DIR=str(tmp_path / "httpcache"))
     out = tmp_path / "fetch.json"
     args = {"url": host.url("/robots.txt"), "etag": ETAG, "settings": settings, "out": str(out)}
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), json.dumps(args)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    first, second = json.loads(out.read_text(encoding="utf-8"))
+    first, second = run_json_script(SCRIPT, args)[0]
     assert seen == [None, ETAG]
     assert (first["status"], first["error"], first["body"]) == (200, None, 27)
     assert first["headers"]["ETag"] == ETAG

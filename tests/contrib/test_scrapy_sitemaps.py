@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..sitemap_site import gz, index, site, urlset
-from .conftest import BASE_SETTINGS, LoopThread
+from .conftest import BASE_SETTINGS, LoopThread, run_json_script
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -40,18 +37,10 @@ def test_sitemap_spider_robots_answered_from_cache(tmp_path: Path) -> None:
         pages["/page/*"] = (b"<html>ok</html>", "text/html")
         out = tmp_path / "crawl.json"
         args = {"robots": f"{base}/robots.txt", "settings": BASE_SETTINGS, "out": str(out)}
-        proc = subprocess.run(
-            [sys.executable, str(SCRIPT), json.dumps(args)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        report = run_json_script(SCRIPT, args)[0]
         loop.run(runner.cleanup())
     finally:
         loop.stop()
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    report = json.loads(out.read_text(encoding="utf-8"))
     assert report["parsed"] == [f"{base}/page/1", f"{base}/page/2"]
     assert hits["/robots.txt"] == 1  # the middleware's fetch; the spider's came from it
     assert hits["/index.xml"] == 1

@@ -5,27 +5,12 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from typing import TYPE_CHECKING
 
-import pytest
 from scrapy import signals
 from scrapy.utils.test import get_crawler
 
 from robots_async.contrib.scrapy import RobotsTxtMiddleware
 from robots_async.core.url import Origin
-from tests.contrib.redis_store.conftest import RedisServer, redis_binary
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real redis-server on a free loopback port (skipped off CI if not installed)."""
-    server = RedisServer(redis_binary(), tmp_path_factory.mktemp("redis") / "redis.log")
-    server.start()
-    yield server.url
-    server.stop()
 
 
 def open_sockets() -> int:
