@@ -93,11 +93,9 @@ class SignalLines:
     """A group's Content-Signal lines in two columns: line numbers and readings
     (equal values share one reading object; see ``UsageLines`` for why columns)."""
 
-    __slots__ = ("default", "lines", "readings")
+    __slots__ = ("lines", "readings")
 
-    def __init__(self, *, default: bool = False) -> None:
-        #: True for the lines before the first group (the file's default).
-        self.default = default
+    def __init__(self) -> None:
         self.lines = array("q")
         self.readings: list[tuple[tuple[str, bool], ...]] = []
 

@@ -140,19 +140,14 @@ class RobotsQueries(AgentSelection):
         token = self._token(user_agent, robots_token)
         if not self.allowed(url, robots_token=token):
             return None
-        own, default = [], None
-        for group in self._groups_for(None, token):
-            signals = group.signals
-            if signals is None:
-                continue
-            if signals.default:
-                default = signals
-            else:
-                own.extend(signals.numbered())
-        if default is None and not own:
-            default = self._file_signals
-        if not own and default is not None:
-            own = default.numbered()
+        own = [
+            line
+            for group in self._groups_for(None, token)
+            if group.signals is not None
+            for line in group.signals.numbered()
+        ]
+        if not own and self._file_signals is not None:
+            own = self._file_signals.numbered()
         return combine_signals(sorted(own)) if own else None
 
     def crawl_delay(

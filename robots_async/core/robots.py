@@ -95,8 +95,8 @@ class RobotsTxt(RobotsQueries):
         )
         self._truncated = truncated
         self._synthetic = synthetic
-        # Content-Signal lines before any group: for a crawler that no group selects
-        # (those with groups find them in each group without lines of its own).
+        # Content-Signal lines before any group: the default of a crawler whose groups
+        # (if any) have none of their own.
         self._file_signals = file_signals
         # The default policy's target handling, decided once instead of per question.
         self._google_like = (

@@ -323,7 +323,7 @@ class RulesBuilder:
         group = self.group
         if group is None:
             if self._signals is None:
-                self._signals = SignalLines(default=True)
+                self._signals = SignalLines()
             self._signals.append(line, reading)
             return
         if group.signals is None:
@@ -363,14 +363,11 @@ class RulesBuilder:
         and the layout allows no import circle (tests/test_layering.py).
         """
         room, cut = MAX_RULES, False
-        default = self._signals
         for group in self._groups:
             if not group.freeze(room) and not cut:
                 cut = True  # one warning, at the first group that lost rules
                 self.warn(group.line, W.TOO_MANY_RULES, str(MAX_RULES))
             room -= len(group.lines)
-            if default is not None and group.signals is None:
-                group.signals = default
         return CollectedRules(
             self._groups,
             self._policy,
@@ -378,7 +375,7 @@ class RulesBuilder:
             self._host,
             tuple(self._clean_params),
             self._final_warnings(),
-            default,
+            self._signals,
         )
 
 
@@ -391,7 +388,7 @@ class CollectedRules(NamedTuple):
     host: str | None
     clean_params: tuple[CleanParam, ...]
     warnings: list[WarningRecord]
-    #: Content-Signal lines before the first group (also in each group without its own).
+    #: Content-Signal lines before the first group (the file's default).
     file_signals: SignalLines | None
 
 
