@@ -369,6 +369,27 @@ async def test_newer_sqlite_record_is_refetched_and_replaced(
     assert server.count(PATH) == 2
 
 
+async def test_deeply_nested_sqlite_record_is_a_refetch(
+    server: Server, make_cache: Callable[..., ra.RobotsCache], tmp_path: Path
+) -> None:
+    """A record whose meta is 100,000 "[" (a corrupt or hostile file): a counted miss,
+    fetched and overwritten. It raised RecursionError out of lookup() before."""
+    server.text(PATH, FILE)
+    path = tmp_path / "nested.sqlite"
+    async with ra.SQLiteStore(path) as store:
+        [tdm] = tdm_caches(make_cache, store)
+        await tdm.lookup(server.url("/books/1"))
+        await tdm.aclose()
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute("UPDATE resources SET meta = ?", (b"[" * 100_000,))
+    async with ra.SQLiteStore(path) as store:
+        [tdm] = tdm_caches(make_cache, store)
+        assert (await tdm.lookup(server.url("/books/1")))[0].status == "reserved"
+        assert tdm.sharing is not None
+        assert (tdm.sharing.invalid, tdm.fetches) == (1, 1)
+    assert server.count(PATH) == 2
+
+
 async def test_locked_sqlite_file_falls_back_to_fetching(
     server: Server, make_cache: Callable[..., ra.RobotsCache], tmp_path: Path
 ) -> None:
