@@ -6,7 +6,8 @@ of ``{"location": pattern, "tdm-reservation": 0|1, "tdm-policy": url}`` objects;
 ``location`` is a path pattern with robots.txt's ``*`` and ``$``, and the first entry
 whose pattern matches a resource decides for it. A file that cannot be read (bad JSON,
 not an array, over the size cap) or an entry that cannot be (no string location, a
-reservation other than 0/1) gives "unknown" where it could decide, never a guess.
+reservation other than 0/1, a property written twice with different values) gives
+"unknown" where it could decide, never a guess.
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ def parse_tdmrep(body: bytes, *, max_bytes: int = TDMREP_MAX_BYTES) -> TdmRep:
     if len(body) > max_bytes:
         return TdmRep.unknown(f"tdmrep.json over {max_bytes} bytes")
     try:
-        data = json.loads(body.decode("utf-8-sig"))
+        data = json.loads(body.decode("utf-8-sig"), object_pairs_hook=_object)
     except UnicodeDecodeError:
         return TdmRep.unknown("tdmrep.json is not UTF-8")
     except ValueError as exc:
@@ -136,11 +137,18 @@ def _entry(index: int, item: object) -> TdmEntry:
     """One array item as an entry; what cannot be read is kept as a problem."""
     if not isinstance(item, dict):
         return TdmEntry(index, None, None, None, f"entry {index} is not an object")
+    repeated = next((key for key in _PROPERTIES if item.get(key) is _REPEATED), None)
+    if repeated is not None:
+        return TdmEntry(index, None, None, None, f"entry {index} repeats {repeated!r}")
     location = item.get("location")
     if not isinstance(location, str):
         return TdmEntry(index, None, None, None, f"entry {index} has no string location")
     if not location.startswith("/"):
         location = "/" + location  # a path relative to the origin either way
+    if "$" in location[:-1]:
+        # Only a final "$" ends the pattern (RFC 9309 §2.2.3); another one is the
+        # character, which the URL side compares as %24.
+        location = location[:-1].replace("$", "%24") + location[-1]
     reservation = _reservation(item.get("tdm-reservation"))
     policy = item.get("tdm-policy")
     policy = policy if isinstance(policy, str) and policy else None
@@ -148,6 +156,23 @@ def _entry(index: int, item: object) -> TdmEntry:
     if reservation is None:
         problem = f"entry {index}: tdm-reservation is not 0 or 1"
     return TdmEntry(index, _comparable(encode_non_ascii(location)), reservation, policy, problem)
+
+
+#: The properties an entry is read by.
+_PROPERTIES: Final = ("location", "tdm-reservation", "tdm-policy")
+#: Stands for a key written twice with different values (RFC 8259 §4: "the behavior
+#: of software that receives such an object is unpredictable"; json keeps the last).
+_REPEATED: Final = object()
+
+
+def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object, a key repeated with another value mapped to ``_REPEATED``."""
+    found: dict[str, object] = {}
+    for key, value in pairs:
+        if key in found and found[key] != value:
+            value = _REPEATED
+        found[key] = value
+    return found
 
 
 _ESCAPE = re.compile("%([0-9A-Fa-f]{2})")

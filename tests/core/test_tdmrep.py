@@ -124,3 +124,44 @@ ESCAPED = parse_tdmrep(
 )
 def test_escapes_compare_as_the_report_says(url: str, status: str) -> None:
     assert ESCAPED.lookup(url).status == status
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'[{"location": "/a", "tdm-reservation": 1, "tdm-reservation": 0}]',
+        b'[{"location": "/b", "location": "/a", "tdm-reservation": 0}]',
+    ],
+)
+def test_a_key_repeated_with_another_value_is_unknown(body: bytes) -> None:
+    """RFC 8259 §4: a repeated name's meaning is unpredictable. Python's json kept the
+    last value, so a file reserving /a and then un-reserving it read "not-reserved"."""
+    answer = parse_tdmrep(body).lookup("https://x.test/a")
+    assert answer.status == "unknown"
+    assert "repeats" in answer.reason
+
+
+def test_a_key_repeated_with_its_own_value_is_read() -> None:
+    body = b'[{"location": "/a", "tdm-reservation": 1, "tdm-reservation": 1, "x": 1, "x": 2}]'
+    assert parse_tdmrep(body).lookup("https://x.test/a").status == "reserved"
+
+
+@pytest.mark.parametrize(
+    ("url", "status"),
+    [
+        ("https://x.test/a$b", "reserved"),
+        ("https://x.test/a%24b", "reserved"),
+        ("https://x.test/price$", "reserved"),
+        ("https://x.test/price$x", "not-reserved"),
+    ],
+)
+def test_a_dollar_inside_a_location_is_literal(url: str, status: str) -> None:
+    """Only a final "$" ends a pattern (RFC 9309 §2.2.3, Google's matcher): "/a$b"
+    never matched any URL, since the URL's "$" is compared as %24."""
+    rep = parse_tdmrep(
+        _file(
+            {"location": "/a$b", "tdm-reservation": 1},
+            {"location": "/price$$", "tdm-reservation": 1},
+        )
+    )
+    assert rep.lookup(url).status == status
