@@ -6,9 +6,9 @@ lanes, so tdmrep.json requests count against the same socket bound; concurrent
 questions for one origin share one fetch (single flight), which outlives a cancelled
 waiter as robots.txt fetches do.
 
-Outcomes (TDMRep §4.4; never failing open): a 2xx body is parsed; a 4xx means no file,
-so nothing is reserved by it; a 5xx, a network error, a redirect fault or a body over
-the cap is "unknown" and kept only ``error_ttl`` (the robots.txt policy's), then
+Outcomes (TDMRep §4.4; never failing open): a 2xx body is parsed; a 4xx but 429 means
+no file, so nothing is reserved by it; a 429 or 5xx, a network error, a redirect fault
+or a body over the cap is "unknown" and kept only ``error_ttl`` (the robots.txt policy's), then
 asked again.
 
 Shared through the robots cache's store when it has the resource methods
@@ -30,7 +30,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from ..core.errors import ClosedError, ConfigurationError
-from ..core.tdmrep import TDMREP_MAX_BYTES, TdmAnswer, TdmRep, parse_tdmrep
+from ..core.tdmrep import TDMREP_MAX_BYTES, TdmAnswer, TdmRep, absent_status, parse_tdmrep
 from ..core.url import Origin
 from ..fetch.body import StreamingFetcher
 from .records import LOCAL_ERRORS
@@ -215,7 +215,7 @@ def _reading(
     if error is not None or status is None:
         why = f"{error} {detail}".strip()
         return TdmRep.unknown(f"tdmrep.json not fetched ({why})")
-    if 400 <= status < 500:
+    if absent_status(status):
         return TdmRep.absent()
     if not 200 <= status < 300:
         return TdmRep.unknown(f"tdmrep.json answered HTTP {status}")

@@ -13,7 +13,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, Final
 
-from ..core.tdmrep import TDMREP_MAX_BYTES, TDMREP_PATH, TdmRep, parse_tdmrep
+from ..core.tdmrep import TDMREP_MAX_BYTES, TDMREP_PATH, TdmRep, absent_status, parse_tdmrep
 from .options import EXIT_NEGATIVE, EXIT_OK
 from .output import _json, _problem
 
@@ -33,9 +33,10 @@ def is_tdmrep_name(path: str) -> bool:
     return path.rstrip("/").lower().endswith("tdmrep.json")
 
 
-def lint_tdmrep(name: str, body: bytes, as_json: bool) -> int:
-    """Print the problems of ``body``; exit status 1 if there is any."""
-    rep = parse_tdmrep(body)
+def lint_tdmrep(name: str, body: bytes, as_json: bool, max_bytes: int = TDMREP_MAX_BYTES) -> int:
+    """Print the problems of ``body`` (read as crawlers would, to ``max_bytes``); exit
+    status 1 if there is any."""
+    rep = parse_tdmrep(body, max_bytes=max_bytes)
     found = _problems(rep, body)
     if as_json:
         record = {
@@ -68,9 +69,11 @@ def _plural(count: int, one: str, many: str) -> str:
 
 
 def tdmrep_unavailable(url: str, outcome: FetchOutcome, as_json: bool) -> int:
-    """No body to lint. A 4xx means the site has no file (nothing reserved by it):
-    exit 0; a 5xx or a network error leaves its reservations unknown: exit 1."""
-    absent = outcome.category == "unavailable"
+    """No body to lint. A 4xx but 429 means the site has no file (nothing reserved by
+    it): exit 0; a 429 or 5xx, a redirect fault or a network error leaves its
+    reservations unknown, as crawlers read it (``cache.tdmrep``): exit 1."""
+    status = outcome.status
+    absent = outcome.error is None and status is not None and absent_status(status)
     fate = "no tdmrep.json" if absent else "unreachable"
     print(f"{url}: {fate} ({_problem(outcome)}): nothing to lint", file=sys.stderr)
     if as_json:
@@ -116,5 +119,5 @@ def _problems(rep: TdmRep, body: bytes) -> list[tuple[int, str, str]]:
 
 def _raw_entries(body: bytes) -> list[Any]:
     """The JSON array as written (parse_tdmrep has accepted it: this cannot fail)."""
-    data = json.loads(body[:TDMREP_MAX_BYTES].decode("utf-8-sig"))
+    data = json.loads(body.decode("utf-8-sig"))
     return data if isinstance(data, list) else []

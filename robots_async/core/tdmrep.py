@@ -27,6 +27,7 @@ __all__ = [
     "TdmEntry",
     "TdmRep",
     "TdmStatus",
+    "absent_status",
     "parse_tdmrep",
 ]
 
@@ -114,6 +115,12 @@ class TdmRep:
                 return TdmAnswer("reserved", entry.policy, entry, f"location {entry.location}")
             return TdmAnswer("not-reserved", None, entry, f"location {entry.location}")
         return TdmAnswer("not-reserved", reason="no matching location")
+
+
+def absent_status(status: int) -> bool:
+    """True if a response's status says the origin has no file: a 4xx but 429 (a rate
+    limit says nothing of the file; RFC 9309 §2.3.1.4 reads it as unreachable too)."""
+    return 400 <= status < 500 and status != 429
 
 
 def parse_tdmrep(body: bytes, *, max_bytes: int = TDMREP_MAX_BYTES) -> TdmRep:

@@ -44,7 +44,8 @@ async def test_hundred_concurrent_questions_make_one_request(
 
 @pytest.mark.parametrize(
     ("status", "expected"),
-    [(404, "not-reserved"), (403, "not-reserved"), (500, "unknown"), (503, "unknown")],
+    # 429 is a rate limit, not "no file": it read "not-reserved" for a whole ttl.
+    [(404, "not-reserved"), (403, "not-reserved"), (429, "unknown"), (500, "unknown")],
 )
 async def test_status_outcomes(
     server: Server, make_cache: Callable[..., ra.RobotsCache], status: int, expected: str

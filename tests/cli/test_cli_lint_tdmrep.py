@@ -100,3 +100,51 @@ async def test_url_without_a_file(
     base = await serve(tdmrep_app(status))
     assert await asyncio.to_thread(main, ["lint", "--tdmrep", base]) == code
     assert fate in capsys.readouterr().err
+
+
+def redirect_app(location: str | None) -> web.Application:
+    """tdmrep.json answers 301, with ``location`` (None: no Location header)."""
+
+    async def handler(request: web.Request) -> web.Response:
+        headers = {} if location is None else {"Location": location}
+        return web.Response(status=301, headers=headers)
+
+    app = web.Application()
+    app.router.add_get("/.well-known/tdmrep.json", handler)
+    return app
+
+
+@pytest.mark.parametrize(
+    ("app", "status"),
+    [(redirect_app(None), "a redirect without Location"), (tdmrep_app(429), "HTTP 429")],
+    ids=["bad-redirect", "429"],
+)
+async def test_url_whose_file_is_unknown_exits_1(
+    serve: Serve, capsys: pytest.CaptureFixture[str], app: web.Application, status: str
+) -> None:
+    """What crawlers read as unknown (TdmRepCache) is not "no tdmrep.json": a bad
+    redirect exited 0 saying there was no file."""
+    base = await serve(app)
+    assert await asyncio.to_thread(main, ["lint", "--tdmrep", base]) == 1
+    assert "unreachable" in capsys.readouterr().err
+
+
+async def test_url_over_the_cap_says_so(serve: Serve, capsys: pytest.CaptureFixture[str]) -> None:
+    """A valid file over the cap is unreadable for its size; it was reported as "not
+    JSON (Expecting value: line 1 column 512001)", the fetch having cut it."""
+    big = json.dumps([{"location": f"/p{i}", "tdm-reservation": 1} for i in range(20_000)])
+    base = await serve(tdmrep_app(200, big.encode()))
+    assert await asyncio.to_thread(main, ["lint", "--tdmrep", base]) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.endswith(
+        "unreadable: tdmrep.json over 512000 bytes: crawlers treat every resource as unknown"
+    )
+
+
+def test_max_bytes_applies_to_a_tdmrep_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--max-bytes was accepted with --tdmrep and silently ignored."""
+    path = write(tmp_path, CLEAN)
+    assert main(["lint", "--tdmrep", "--max-bytes", "10", path]) == 1
+    assert "tdmrep.json over 10 bytes" in capsys.readouterr().out
