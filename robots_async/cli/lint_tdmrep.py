@@ -103,7 +103,8 @@ def _problems(rep: TdmRep, body: bytes) -> list[tuple[int, str, str]]:
             for key in sorted(set(item) - _KEYS)
         ]
         location = item.get("location")
-        if isinstance(location, str) and not location.startswith("/"):
+        read = rep.entries[index].location is not None  # not a URL (invalid-entry)
+        if read and isinstance(location, str) and not location.startswith("/"):
             found.append((index, "relative-location", f"{location!r} is read as '/{location}'"))
     first_all = next(
         (e.index for e in rep.entries if e.location is not None and e.location in _EVERYTHING),

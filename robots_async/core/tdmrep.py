@@ -5,9 +5,9 @@ reserve text-and-data-mining rights (EU DSM Directive art. 4). The file is a JSO
 of ``{"location": pattern, "tdm-reservation": 0|1, "tdm-policy": url}`` objects;
 ``location`` is a path pattern with robots.txt's ``*`` and ``$``, and the first entry
 whose pattern matches a resource decides for it. A file that cannot be read (bad JSON,
-not an array, over the size cap) or an entry that cannot be (no string location, a
-reservation other than 0/1, a property written twice with different values) gives
-"unknown" where it could decide, never a guess.
+not an array, over the size cap) or an entry that cannot be (no string location, a URL
+for a location, a reservation other than 0/1, a property written twice with different
+values) gives "unknown" where it could decide, never a guess.
 """
 
 from __future__ import annotations
@@ -150,6 +150,10 @@ def _entry(index: int, item: object) -> TdmEntry:
     location = item.get("location")
     if not isinstance(location, str):
         return TdmEntry(index, None, None, None, f"entry {index} has no string location")
+    if _URL.match(location):
+        # A path, says the report: read as one ("/https://...") it matched no URL, and
+        # which origin it names is not ours to guess.
+        return TdmEntry(index, None, None, None, f"entry {index}: location is a URL, not a path")
     if not location.startswith("/"):
         location = "/" + location  # a path relative to the origin either way
     if "$" in location[:-1]:
@@ -182,6 +186,7 @@ def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return found
 
 
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _ESCAPE = re.compile("%([0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 

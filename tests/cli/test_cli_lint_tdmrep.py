@@ -148,3 +148,13 @@ def test_max_bytes_applies_to_a_tdmrep_file(
     path = write(tmp_path, CLEAN)
     assert main(["lint", "--tdmrep", "--max-bytes", "10", path]) == 1
     assert "tdmrep.json over 10 bytes" in capsys.readouterr().out
+
+
+def test_a_url_as_location_is_an_invalid_entry(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, [{"location": "https://x.test/", "tdm-reservation": 1}])
+    assert main(["lint", path]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"{path}: entry 0: invalid-entry: location is a URL, not a path"
+    assert lines[-1] == f"{path}: 1 entry, 0 reserving; 1 warning"

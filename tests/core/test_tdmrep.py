@@ -165,3 +165,19 @@ def test_a_dollar_inside_a_location_is_literal(url: str, status: str) -> None:
         )
     )
     assert rep.lookup(url).status == status
+
+
+def test_a_url_as_location_is_unknown_where_it_could_decide() -> None:
+    """The report's location is a path; "https://x.test/books/" was read as the path
+    "/https://x.test/books/", which no URL has, so a reservation written that way
+    silently reserved nothing."""
+    rep = parse_tdmrep(
+        _file(
+            {"location": "/public/", "tdm-reservation": 0},
+            {"location": "https://x.test/books/", "tdm-reservation": 1},
+        )
+    )
+    assert rep.lookup("https://x.test/public/a").status == "not-reserved"
+    answer = rep.lookup("https://x.test/books/a")
+    assert answer.status == "unknown"
+    assert "URL" in answer.reason
