@@ -2,7 +2,8 @@
 
 What the library reads (:func:`~robots_async.core.tdmrep.parse_tdmrep`, so a crawler's
 reading) plus what only the raw JSON shows: keys the report does not define (a
-misspelt ``tdm_reservation``, the 2022 drafts' ``TDM-a``), a ``location`` without its
+misspelt ``tdm_reservation``, the 2022 drafts' ``TDM-a``), a ``tdm-policy`` crawlers
+drop (not a non-empty string), a ``location`` without its
 leading "/", and entries no URL can reach because an earlier ``/`` or ``/*`` entry
 matches every path first ("the most specific match is the first in sequence").
 """
@@ -106,6 +107,9 @@ def _problems(rep: TdmRep, body: bytes) -> list[tuple[int, str, str]]:
         read = rep.entries[index].location is not None  # not a URL (invalid-entry)
         if read and isinstance(location, str) and not location.startswith("/"):
             found.append((index, "relative-location", f"{location!r} is read as '/{location}'"))
+        policy = item.get("tdm-policy")
+        if "tdm-policy" in item and not (isinstance(policy, str) and policy):
+            found.append((index, "invalid-policy", f"tdm-policy {policy!r} is not a URL: ignored"))
     first_all = next(
         (e.index for e in rep.entries if e.location is not None and e.location in _EVERYTHING),
         None,

@@ -158,3 +158,17 @@ def test_a_url_as_location_is_an_invalid_entry(
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"{path}: entry 0: invalid-entry: location is a URL, not a path"
     assert lines[-1] == f"{path}: 1 entry, 0 reserving; 1 warning"
+
+
+@pytest.mark.parametrize("policy", [["https://x.test/p"], 5, ""])
+def test_a_policy_crawlers_cannot_read_is_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], policy: object
+) -> None:
+    """A tdm-policy that is not a non-empty string is dropped by crawlers (the entry
+    still reserves); the linter said "0 warnings"."""
+    path = write(tmp_path, [{"location": "/", "tdm-reservation": 1, "tdm-policy": policy}])
+    assert main(["lint", path]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert (
+        lines[0] == f"{path}: entry 0: invalid-policy: tdm-policy {policy!r} is not a URL: ignored"
+    )
