@@ -5,6 +5,7 @@ Content-Usage."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING
 
@@ -140,3 +141,35 @@ async def test_refusing_nothing_fetches_nothing_new(
 def test_usage_signals_must_be_a_bool_or_none(checker: ra.RobotsChecker) -> None:
     with pytest.raises(ra.ConfigurationTypeError, match="usage_signals"):
         ra_aiohttp.RobotsMiddleware(checker, usage_signals="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+@pytest.mark.parametrize(
+    "tdmrep",
+    [
+        {"body": "[]", "delay": 5.0},  # hangs past the fetch deadline
+        {"body": "[]", "status": 503},
+        {"body": "[" + " " * 600_000 + "]"},  # over the cap
+        {"body": "[{"},
+    ],
+    ids=["hung", "503", "huge", "broken"],
+)
+async def test_an_unknown_tdmrep_file_never_refuses_nor_hangs(
+    adapter: str, site: Site, tdmrep: dict[str, object]
+) -> None:
+    """tdmrep.json that cannot be had is "unknown" for train-ai: the response is kept
+    (refusing needs a "disallowed"), within the fetch deadline (1 s here) plus grace."""
+    host = site.host()
+    host.serve("/robots.txt", "User-agent: *\nAllow: /\n")
+    host.serve(TDM, **tdmrep)  # type: ignore[arg-type]
+    host.serve("/page", "page")
+    policy = ra.FetchPolicy(total_timeout=1.0)
+    async with ra.RobotsChecker(USER_AGENT, fetch_policy=policy) as checker:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        results = await ADAPTERS[adapter](checker, [host.url("/page")], refuse_usage=("train-ai",))
+        assert loop.time() - started < 3.0
+        answer = await checker.usage(host.url("/page"), {})
+    assert results == {host.url("/page"): 200}
+    assert answer.get("train-ai") == "unknown"
+    assert [s.source for s in answer.sources] == ["tdmrep-file"]
