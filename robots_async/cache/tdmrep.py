@@ -194,6 +194,13 @@ class TdmRepCache:
             stored = StoredResource("tdmrep", url, None, "timeout", now, now + policy.error_ttl)
             return TdmRecord(rep, None, now, stored.expires), stored
         sink = sinks[-1]
+        limit = policy.max_bytes
+        ours = limit is not None and limit < sink.cap and sink.size <= sink.cap
+        if outcome.truncated and ours and 200 <= (outcome.status or 0) < 300:
+            # A fetcher keeping bodies (Scrapy's) stopped at robots.txt's max_bytes,
+            # below this cap: how long the file is, nobody saw. Our limit: not shared.
+            why = f"tdmrep.json cut at max_bytes={limit}, below its {sink.cap}-byte cap"
+            return TdmRecord(TdmRep.unknown(why), outcome.status, now, now + policy.error_ttl), None
         cut = sink.size > sink.cap or outcome.truncated
         body = b"".join(sink.parts)
         rep = _reading(outcome.status, outcome.error, outcome.error_detail, cut, body)
