@@ -17,8 +17,10 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from .errors import PageInputTypeError
 from .matcher import glob_match
 from .url import encode_non_ascii, request_target
+from .validate import integer
 
 __all__ = [
     "TDMREP_PATH",
@@ -123,12 +125,27 @@ def absent_status(status: int) -> bool:
     return 400 <= status < 500 and status != 429
 
 
-def parse_tdmrep(body: bytes, *, max_bytes: int = TDMREP_MAX_BYTES) -> TdmRep:
-    """Parse a tdmrep.json body; never raises on content."""
-    if len(body) > max_bytes:
-        return TdmRep.unknown(f"tdmrep.json over {max_bytes} bytes")
+def parse_tdmrep(
+    body: bytes | bytearray | memoryview | str,
+    *,
+    # ``object``, checked below (as page_directives' max_head_bytes: compiled with
+    # mypyc, an ``int`` parameter would take True as 1 before any check).
+    max_bytes: object = TDMREP_MAX_BYTES,
+) -> TdmRep:
+    """Parse a tdmrep.json body (``str`` is encoded as UTF-8); never raises on content.
+
+    :raises PageInputTypeError: for a body of another type.
+    :raises ConfigurationError: for a ``max_bytes`` that is not an int >= 1.
+    """
+    limit = integer("parse_tdmrep(max_bytes=)", max_bytes, minimum=1)
+    if isinstance(body, str):
+        body = body.encode("utf-8", "surrogatepass")  # a lone surrogate: not UTF-8 below
+    elif not isinstance(body, (bytes, bytearray, memoryview)):
+        raise PageInputTypeError("body must be bytes, bytearray, memoryview or str", body)
+    if len(body) > limit:
+        return TdmRep.unknown(f"tdmrep.json over {limit} bytes")
     try:
-        data = json.loads(body.decode("utf-8-sig"), object_pairs_hook=_object)
+        data = json.loads(bytes(body).decode("utf-8-sig"), object_pairs_hook=_object)
     except UnicodeDecodeError:
         return TdmRep.unknown("tdmrep.json is not UTF-8")
     except ValueError as exc:

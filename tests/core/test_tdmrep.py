@@ -6,11 +6,15 @@ import json
 
 import pytest
 
+import robots_async as ra
 from robots_async.core.tdmrep import TdmRep, parse_tdmrep
 
 
 def _file(*entries: object) -> bytes:
     return json.dumps(list(entries)).encode()
+
+
+RESERVE_ALL = ({"location": "/", "tdm-reservation": 1},)
 
 
 SITE = _file(
@@ -181,3 +185,23 @@ def test_a_url_as_location_is_unknown_where_it_could_decide() -> None:
     answer = rep.lookup("https://x.test/books/a")
     assert answer.status == "unknown"
     assert "URL" in answer.reason
+
+
+@pytest.mark.parametrize(
+    "body", ['[{"location": "/", "tdm-reservation": 1}]', memoryview(_file(*RESERVE_ALL))]
+)
+def test_text_and_memoryview_bodies_are_read(body: object) -> None:
+    """parse() takes str and memoryview; parse_tdmrep() raised AttributeError on both."""
+    assert parse_tdmrep(body).lookup("/a").status == "reserved"  # type: ignore[arg-type]
+
+
+def test_a_body_of_another_type_is_a_typed_error() -> None:
+    with pytest.raises(ra.PageInputTypeError, match="NoneType"):
+        parse_tdmrep(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("max_bytes", [True, 0, -1, 1.5, "512000"])
+def test_a_bad_max_bytes_fails_loudly(max_bytes: object) -> None:
+    """max_bytes=True was taken as 1 byte: every file "over True bytes", unknown."""
+    with pytest.raises(ra.ConfigurationError, match="max_bytes"):
+        parse_tdmrep(b"[]", max_bytes=max_bytes)  # type: ignore[arg-type]
