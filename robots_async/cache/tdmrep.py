@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from ..core.errors import ClosedError, ConfigurationError
 from ..core.tdmrep import TDMREP_MAX_BYTES, TdmAnswer, TdmRep, absent_status, parse_tdmrep
 from ..core.url import Origin
+from ..core.validate import integer
 from ..fetch.body import StreamingFetcher
 from .records import LOCAL_ERRORS
 from .resources import StoredResource, resource_url
@@ -46,6 +47,14 @@ if TYPE_CHECKING:
 
 __all__ = ["TdmRecord", "TdmRepCache"]
 
+#: Bytes of records kept by default: 64 files of TDMREP_MAX_ENTRIES entries, or far
+#: more real ones (a few hundred bytes each).
+DEFAULT_MAX_MEMORY = 16 * 1024 * 1024
+# A record's estimated bytes: a base and per entry (its object, index, reservation)
+# plus its strings' characters; tracemalloc measured 172-252 bytes an entry for
+# 8,000-entry files of valid, "{}" and invalid entries (estimate 1.0-1.2x).
+_RECORD = 300
+_PER_ENTRY = 210
 #: Seconds past total_timeout before the lanes stop a fetch (the fetcher's fires first).
 _GRACE = 0.25
 #: Seconds a peer waits beyond one fetch's deadline for the lease holder's record
@@ -86,6 +95,7 @@ class TdmRepCache:
         fetcher: Fetcher,
         *,
         max_entries: int = 10_000,
+        max_memory: int = DEFAULT_MAX_MEMORY,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if max_entries < 1:
@@ -93,8 +103,12 @@ class TdmRepCache:
         self._cache = cache
         self._fetcher = fetcher
         self._max_entries = max_entries
+        self._max_memory = integer("TdmRepCache(max_memory=)", max_memory, minimum=1)
         self._clock = clock
         self._records: dict[Origin, TdmRecord] = {}
+        self._sizes: dict[Origin, int] = {}
+        #: Estimated bytes of the records kept (at most max_memory, or one record).
+        self.memory = 0
         self._inflight: dict[Origin, asyncio.Task[TdmRecord]] = {}
         self._closed = False
         self.fetches = 0
@@ -146,10 +160,20 @@ class TdmRepCache:
             self._keep(origin, task.result())
 
     def _keep(self, origin: Origin, record: TdmRecord) -> None:
-        self._records.pop(origin, None)
-        while len(self._records) >= self._max_entries:  # oldest inserted first
-            del self._records[next(iter(self._records))]
-        self._records[origin] = record
+        self._forget(origin)
+        size = _size(record.rep)
+        records = self._records
+        while records and (  # oldest inserted first
+            len(records) >= self._max_entries or self.memory + size > self._max_memory
+        ):
+            self._forget(next(iter(records)))
+        records[origin] = record
+        self._sizes[origin] = size
+        self.memory += size
+
+    def _forget(self, origin: Origin) -> None:
+        if self._records.pop(origin, None) is not None:
+            self.memory -= self._sizes.pop(origin)
 
     async def _obtain(self, origin: Origin) -> TdmRecord:
         if self._sharing is None:
@@ -213,6 +237,18 @@ class TdmRepCache:
             "tdmrep", url, outcome.status, outcome.error, now, now + ttl, cut, body if ok else b""
         )
         return record, stored
+
+
+def _size(rep: TdmRep) -> int:
+    """Estimated bytes a parsed file keeps (see _PER_ENTRY)."""
+    return (
+        _RECORD
+        + len(rep.error or "")
+        + sum(
+            _PER_ENTRY + len(e.location or "") + len(e.policy or "") + len(e.problem or "")
+            for e in rep.entries
+        )
+    )
 
 
 def _reading(

@@ -25,6 +25,7 @@ from .validate import integer
 __all__ = [
     "TDMREP_PATH",
     "TDMREP_MAX_BYTES",
+    "TDMREP_MAX_ENTRIES",
     "TdmAnswer",
     "TdmEntry",
     "TdmRep",
@@ -38,6 +39,11 @@ TDMREP_PATH: Final = "/.well-known/tdmrep.json"
 #: Bytes of a file read at most; a larger one is "unknown" (the robots.txt cap: a real
 #: file lists a few locations, so this only stops a hostile body from costing memory).
 TDMREP_MAX_BYTES: Final = 500 * 1024
+
+#: Entries kept at most. A URL none of them matches is "unknown" in a longer file (a
+#: later entry might have matched): real files list a few locations, and a 510 KB
+#: file of 170,000 "{}" entries kept them all (32 MB, per origin cached).
+TDMREP_MAX_ENTRIES: Final = 1000
 
 #: What a source says about TDM rights on a resource.
 TdmStatus = Literal["reserved", "not-reserved", "unknown"]
@@ -85,6 +91,8 @@ class TdmRep:
     entries: tuple[TdmEntry, ...] = ()
     #: Set when the file as a whole is unreadable: every answer is then "unknown".
     error: str | None = None
+    #: Entries past TDMREP_MAX_ENTRIES were not kept.
+    more: bool = False
 
     @classmethod
     def absent(cls) -> TdmRep:
@@ -116,6 +124,9 @@ class TdmRep:
             if entry.reservation:
                 return TdmAnswer("reserved", entry.policy, entry, f"location {entry.location}")
             return TdmAnswer("not-reserved", None, entry, f"location {entry.location}")
+        if self.more:
+            why = f"no match in the first {len(self.entries)} entries of a longer file"
+            return TdmAnswer("unknown", reason=why)
         return TdmAnswer("not-reserved", reason="no matching location")
 
 
@@ -154,7 +165,9 @@ def parse_tdmrep(
         return TdmRep.unknown("tdmrep.json nests too deeply")
     if not isinstance(data, list):
         return TdmRep.unknown("tdmrep.json is not a JSON array")
-    return TdmRep(tuple(_entry(index, item) for index, item in enumerate(data)))
+    kept = data[:TDMREP_MAX_ENTRIES]
+    entries = tuple(_entry(index, item) for index, item in enumerate(kept))
+    return TdmRep(entries, more=len(data) > len(kept))
 
 
 def _entry(index: int, item: object) -> TdmEntry:

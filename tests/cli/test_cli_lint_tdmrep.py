@@ -172,3 +172,18 @@ def test_a_policy_crawlers_cannot_read_is_a_warning(
     assert (
         lines[0] == f"{path}: entry 0: invalid-policy: tdm-policy {policy!r} is not a URL: ignored"
     )
+
+
+def test_a_file_longer_than_crawlers_read_is_one_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    entries = [{"location": f"/s{i}/", "tdm-reservation": 1} for i in range(1001)]
+    entries[1000]["tdm_reservation"] = 1  # past the cap: not read, not reported
+    path = write(tmp_path, entries)
+    assert main(["lint", path]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (
+        f"{path}: too-many-entries: 1001 entries: crawlers read the first 1000 "
+        "(a URL none of them matches is unknown)"
+    )
+    assert lines[-1] == f"{path}: 1000 entries, 1000 reserving; 1 warning"

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import robots_async as ra
-from robots_async.core.tdmrep import TdmRep, parse_tdmrep
+from robots_async.core.tdmrep import TDMREP_MAX_ENTRIES, TdmRep, parse_tdmrep
 
 
 def _file(*entries: object) -> bytes:
@@ -205,3 +205,20 @@ def test_a_bad_max_bytes_fails_loudly(max_bytes: object) -> None:
     """max_bytes=True was taken as 1 byte: every file "over True bytes", unknown."""
     with pytest.raises(ra.ConfigurationError, match="max_bytes"):
         parse_tdmrep(b"[]", max_bytes=max_bytes)  # type: ignore[arg-type]
+
+
+def test_entries_past_the_cap_are_not_kept_and_leave_the_rest_unknown() -> None:
+    """A 510 KB file of 170,000 "{}" entries kept every one (32 MB per origin, the
+    tdmrep cache holding 10,000 origins). The first TDMREP_MAX_ENTRIES decide as
+    before; a URL none of them matches is unknown (a later entry might have)."""
+    cap = TDMREP_MAX_ENTRIES
+    spam = parse_tdmrep(b"[" + b",".join([b"{}"] * 170_000) + b"]")
+    assert len(spam.entries) == cap
+    many = [{"location": f"/s{i}/", "tdm-reservation": i % 2} for i in range(cap + 5)]
+    rep = parse_tdmrep(_file(*many))
+    assert len(rep.entries) == cap
+    assert rep.lookup("/s3/a").status == "reserved"
+    assert rep.lookup(f"/s{cap + 1}/a").status == "unknown"
+    assert "entries" in rep.lookup("/elsewhere").reason
+    exact = parse_tdmrep(_file(*many[:cap]))
+    assert exact.lookup("/elsewhere").status == "not-reserved"
