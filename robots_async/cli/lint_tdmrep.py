@@ -98,8 +98,8 @@ def _problems(rep: TdmRep, body: bytes) -> list[tuple[int, str, str]]:
     ]
     raw = _raw_entries(body)
     if rep.more:
-        read = f"crawlers read the first {len(rep.entries)}"
-        message = f"{len(raw)} entries: {read} (a URL none of them matches is unknown)"
+        kept = f"crawlers read the first {len(rep.entries)}"
+        message = f"{len(raw)} entries: {kept} (a URL none of them matches is unknown)"
         found.append((-1, "too-many-entries", message))
     for index, item in enumerate(raw[: len(rep.entries)]):
         if not isinstance(item, dict):
