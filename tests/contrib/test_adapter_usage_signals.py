@@ -16,7 +16,7 @@ import robots_async as ra
 from robots_async.contrib import aiohttp as ra_aiohttp
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
 
     from .conftest import Host, Site
 
@@ -173,3 +173,25 @@ async def test_an_unknown_tdmrep_file_never_refuses_nor_hangs(
     assert results == {host.url("/page"): 200}
     assert answer.get("train-ai") == "unknown"
     assert [s.source for s in answer.sources] == ["tdmrep-file"]
+
+
+@pytest.mark.parametrize(
+    ("refuse_usage", "error"),
+    [
+        (5, ra.ConfigurationTypeError),  # was TypeError: 'int' object is not iterable
+        (None, ra.ConfigurationTypeError),
+        (b"train-ai", ra.ConfigurationTypeError),  # bytes: its ints were the categories
+        ([["train-ai"]], ra.ConfigurationTypeError),
+        (("train_ai",), ra.ConfigurationError),  # was a bare ValueError
+    ],
+    ids=["int", "none", "bytes", "nested", "misspelt"],
+)
+@pytest.mark.parametrize("adapter", ["aiohttp", "httpx"])
+def test_a_bad_refuse_usage_is_a_configuration_error_naming_it(
+    checker: ra.RobotsChecker, adapter: str, refuse_usage: object, error: type[Exception]
+) -> None:
+    build: Callable[..., object] = ra_aiohttp.RobotsMiddleware
+    if adapter == "httpx":
+        build = pytest.importorskip("robots_async.contrib.httpx").RobotsTransport
+    with pytest.raises(error, match=r"refuse_usage=.*train-ai, search"):
+        build(checker, refuse_usage=refuse_usage)
