@@ -145,7 +145,8 @@ class TdmRepCache:
         return await asyncio.shield(task)
 
     async def aclose(self) -> None:
-        """Cancel fetches in flight and refuse further use; idempotent."""
+        """Cancel fetches in flight (their waiters get ClosedError) and refuse further
+        use; idempotent."""
         self._closed = True
         tasks = list(self._inflight.values())
         for task in tasks:
@@ -176,10 +177,17 @@ class TdmRepCache:
             self.memory -= self._sizes.pop(origin)
 
     async def _obtain(self, origin: Origin) -> TdmRecord:
-        if self._sharing is None:
-            record, _ = await self._fetch(origin)
-            return record
-        return await self._sharing.obtain(origin, partial(self._fetch, origin))
+        try:
+            if self._sharing is None:
+                record, _ = await self._fetch(origin)
+                return record
+            return await self._sharing.obtain(origin, partial(self._fetch, origin))
+        except asyncio.CancelledError:
+            if self._closed:  # aclose(): every waiter learns why, not a bare cancellation
+                raise ClosedError(
+                    "tdmrep cache closed while tdmrep.json was being fetched"
+                ) from None
+            raise
 
     def _from_stored(self, stored: StoredResource) -> TdmRecord | None:
         """This reader's record from a shared observation, None if stale here: its own

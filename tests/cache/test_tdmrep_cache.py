@@ -113,3 +113,20 @@ def test_max_memory_must_be_a_positive_int(make_cache: Callable[..., ra.RobotsCa
     for bad in (0, True, "1000"):
         with pytest.raises(ra.ConfigurationError, match="max_memory"):
             _tdm(make_cache, max_memory=bad)
+
+
+async def test_closing_mid_fetch_gives_waiters_closed_error(
+    server: Server, make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    """As RobotsCache's waiters do: a bare CancelledError reached callers that were not
+    cancelled themselves (a gather or TaskGroup then saw a cancelled task)."""
+    server.text(PATH, FILE, delay=5.0)
+    tdm = _tdm(make_cache)
+    asks = [asyncio.ensure_future(tdm.lookup(server.url(f"/books/{i}"))) for i in range(3)]
+    await asyncio.sleep(0.2)
+    await tdm.aclose()
+    for ask in asks:
+        with pytest.raises(ra.ClosedError):
+            await ask
+    with pytest.raises(ra.ClosedError):
+        await tdm.lookup(server.url("/books/1"))
