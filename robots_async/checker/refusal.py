@@ -173,8 +173,19 @@ def usage_signals_wanted(
     alone); otherwise True or False.
 
     :raises ConfigurationTypeError: for anything else.
+    :raises ConfigurationError: for True with nothing refused (it would read no signal
+        and refuse nothing: a setting that silently does nothing).
     """
-    return bool(refused) if usage_signals is None else boolean(setting, usage_signals)
+    if usage_signals is None:
+        return bool(refused)
+    wanted = boolean(setting, usage_signals)
+    if wanted and not refused:
+        accepted = (
+            "False or None unless refuse_usage names a category (to read every signal "
+            "of a response: RobotsChecker.usage(url, headers))"
+        )
+        raise ConfigurationError(setting, usage_signals, accepted)
+    return wanted
 
 
 def refusing(answer: UsageAnswer, refused: tuple[UsageCategory, ...]) -> UsageCategory | None:

@@ -143,6 +143,21 @@ def test_usage_signals_must_be_a_bool_or_none(checker: ra.RobotsChecker) -> None
         ra_aiohttp.RobotsMiddleware(checker, usage_signals="yes")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("adapter", ["aiohttp", "httpx"])
+def test_usage_signals_without_a_refused_category_fails_loudly(
+    checker: ra.RobotsChecker, adapter: str
+) -> None:
+    """usage_signals only widens what refuse_usage refuses: True with nothing refused
+    was accepted and did nothing (no signal read, nothing refused)."""
+    build: Callable[..., object] = ra_aiohttp.RobotsMiddleware
+    if adapter == "httpx":
+        build = pytest.importorskip("robots_async.contrib.httpx").RobotsTransport
+    with pytest.raises(ra.ConfigurationError, match=r"usage_signals=True .*refuse_usage"):
+        build(checker, usage_signals=True)
+    build(checker, usage_signals=True, refuse_usage=("train-ai",))
+    build(checker, usage_signals=False)
+
+
 @pytest.mark.parametrize("adapter", ADAPTERS)
 @pytest.mark.parametrize(
     "tdmrep",
