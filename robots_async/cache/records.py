@@ -183,6 +183,8 @@ def decode(fields: Mapping[str, object]) -> StoredRobots:
         metadata = json.loads(raw)
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError alike
         raise InvalidRecordError("meta", f"not JSON ({exc})") from exc
+    except RecursionError as exc:  # "[[[[..." nested past the interpreter's limit
+        raise InvalidRecordError("meta", "nests too deeply") from exc
     record = StoredRobots.from_parts(metadata, fields.get("body", b""), fields.get("last_good"))
     if "body" not in fields:
         # encode() always writes it: a hash without it was cut or edited, and a 2xx

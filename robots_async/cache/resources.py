@@ -120,6 +120,8 @@ def decode_resource(fields: Mapping[str, object]) -> StoredResource:
         meta = json.loads(raw)
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError alike
         raise InvalidRecordError("meta", f"not JSON ({exc})") from exc
+    except RecursionError as exc:  # "[[[[..." nested past the interpreter's limit
+        raise InvalidRecordError("meta", "nests too deeply") from exc
     return _from_parts(meta, body)
 
 

@@ -6,9 +6,9 @@ lanes, so tdmrep.json requests count against the same socket bound; concurrent
 questions for one origin share one fetch (single flight), which outlives a cancelled
 waiter as robots.txt fetches do.
 
-Outcomes (TDMRep §4.4; never failing open): a 2xx body is parsed; a 4xx means no file,
-so nothing is reserved by it; a 5xx, a network error, a redirect fault or a body over
-the cap is "unknown" and kept only ``error_ttl`` (the robots.txt policy's), then
+Outcomes (TDMRep §4.4; never failing open): a 2xx body is parsed; a 4xx but 429 means
+no file, so nothing is reserved by it; a 429 or 5xx, a network error, a redirect fault
+or a body over the cap is "unknown" and kept only ``error_ttl`` (the robots.txt policy's), then
 asked again.
 
 Shared through the robots cache's store when it has the resource methods
@@ -30,8 +30,9 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from ..core.errors import ClosedError, ConfigurationError
-from ..core.tdmrep import TDMREP_MAX_BYTES, TdmAnswer, TdmRep, parse_tdmrep
+from ..core.tdmrep import TDMREP_MAX_BYTES, TdmAnswer, TdmRep, absent_status, parse_tdmrep
 from ..core.url import Origin
+from ..core.validate import integer
 from ..fetch.body import StreamingFetcher
 from .records import LOCAL_ERRORS
 from .resources import StoredResource, resource_url
@@ -46,6 +47,14 @@ if TYPE_CHECKING:
 
 __all__ = ["TdmRecord", "TdmRepCache"]
 
+#: Bytes of records kept by default: 64 files of TDMREP_MAX_ENTRIES entries, or far
+#: more real ones (a few hundred bytes each).
+DEFAULT_MAX_MEMORY = 16 * 1024 * 1024
+# A record's estimated bytes: a base and per entry (its object, index, reservation)
+# plus its strings' characters; tracemalloc measured 172-252 bytes an entry for
+# 8,000-entry files of valid, "{}" and invalid entries (estimate 1.0-1.2x).
+_RECORD = 300
+_PER_ENTRY = 210
 #: Seconds past total_timeout before the lanes stop a fetch (the fetcher's fires first).
 _GRACE = 0.25
 #: Seconds a peer waits beyond one fetch's deadline for the lease holder's record
@@ -86,6 +95,7 @@ class TdmRepCache:
         fetcher: Fetcher,
         *,
         max_entries: int = 10_000,
+        max_memory: int = DEFAULT_MAX_MEMORY,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if max_entries < 1:
@@ -93,8 +103,12 @@ class TdmRepCache:
         self._cache = cache
         self._fetcher = fetcher
         self._max_entries = max_entries
+        self._max_memory = integer("TdmRepCache(max_memory=)", max_memory, minimum=1)
         self._clock = clock
         self._records: dict[Origin, TdmRecord] = {}
+        self._sizes: dict[Origin, int] = {}
+        #: Estimated bytes of the records kept (at most max_memory, or one record).
+        self.memory = 0
         self._inflight: dict[Origin, asyncio.Task[TdmRecord]] = {}
         self._closed = False
         self.fetches = 0
@@ -131,7 +145,8 @@ class TdmRepCache:
         return await asyncio.shield(task)
 
     async def aclose(self) -> None:
-        """Cancel fetches in flight and refuse further use; idempotent."""
+        """Cancel fetches in flight (their waiters get ClosedError) and refuse further
+        use; idempotent."""
         self._closed = True
         tasks = list(self._inflight.values())
         for task in tasks:
@@ -146,16 +161,33 @@ class TdmRepCache:
             self._keep(origin, task.result())
 
     def _keep(self, origin: Origin, record: TdmRecord) -> None:
-        self._records.pop(origin, None)
-        while len(self._records) >= self._max_entries:  # oldest inserted first
-            del self._records[next(iter(self._records))]
-        self._records[origin] = record
+        self._forget(origin)
+        size = _size(record.rep)
+        records = self._records
+        while records and (  # oldest inserted first
+            len(records) >= self._max_entries or self.memory + size > self._max_memory
+        ):
+            self._forget(next(iter(records)))
+        records[origin] = record
+        self._sizes[origin] = size
+        self.memory += size
+
+    def _forget(self, origin: Origin) -> None:
+        if self._records.pop(origin, None) is not None:
+            self.memory -= self._sizes.pop(origin)
 
     async def _obtain(self, origin: Origin) -> TdmRecord:
-        if self._sharing is None:
-            record, _ = await self._fetch(origin)
-            return record
-        return await self._sharing.obtain(origin, partial(self._fetch, origin))
+        try:
+            if self._sharing is None:
+                record, _ = await self._fetch(origin)
+                return record
+            return await self._sharing.obtain(origin, partial(self._fetch, origin))
+        except asyncio.CancelledError:
+            if self._closed:  # aclose(): every waiter learns why, not a bare cancellation
+                raise ClosedError(
+                    "tdmrep cache closed while tdmrep.json was being fetched"
+                ) from None
+            raise
 
     def _from_stored(self, stored: StoredResource) -> TdmRecord | None:
         """This reader's record from a shared observation, None if stale here: its own
@@ -194,6 +226,13 @@ class TdmRepCache:
             stored = StoredResource("tdmrep", url, None, "timeout", now, now + policy.error_ttl)
             return TdmRecord(rep, None, now, stored.expires), stored
         sink = sinks[-1]
+        limit = policy.max_bytes
+        ours = limit is not None and limit < sink.cap and sink.size <= sink.cap
+        if outcome.truncated and ours and 200 <= (outcome.status or 0) < 300:
+            # A fetcher keeping bodies (Scrapy's) stopped at robots.txt's max_bytes,
+            # below this cap: how long the file is, nobody saw. Our limit: not shared.
+            why = f"tdmrep.json cut at max_bytes={limit}, below its {sink.cap}-byte cap"
+            return TdmRecord(TdmRep.unknown(why), outcome.status, now, now + policy.error_ttl), None
         cut = sink.size > sink.cap or outcome.truncated
         body = b"".join(sink.parts)
         rep = _reading(outcome.status, outcome.error, outcome.error_detail, cut, body)
@@ -208,6 +247,18 @@ class TdmRepCache:
         return record, stored
 
 
+def _size(rep: TdmRep) -> int:
+    """Estimated bytes a parsed file keeps (see _PER_ENTRY)."""
+    return (
+        _RECORD
+        + len(rep.error or "")
+        + sum(
+            _PER_ENTRY + len(e.location or "") + len(e.policy or "") + len(e.problem or "")
+            for e in rep.entries
+        )
+    )
+
+
 def _reading(
     status: int | None, error: ErrorKind | None, detail: str, cut: bool, body: bytes
 ) -> TdmRep:
@@ -215,7 +266,7 @@ def _reading(
     if error is not None or status is None:
         why = f"{error} {detail}".strip()
         return TdmRep.unknown(f"tdmrep.json not fetched ({why})")
-    if 400 <= status < 500:
+    if absent_status(status):
         return TdmRep.absent()
     if not 200 <= status < 300:
         return TdmRep.unknown(f"tdmrep.json answered HTTP {status}")

@@ -8,15 +8,14 @@ catches the refusal of any client.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from ..core.errors import RobotsError
+from ..core.errors import ConfigurationError, ConfigurationTypeError, RobotsError
 from ..core.usage import CATEGORIES
 from ..core.validate import boolean
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from ..core.results import Verdict
     from ..core.usage import UsageCategory, UsagePreferences
     from ..core.usage_answer import UsageAnswer
@@ -144,18 +143,26 @@ def _usage_source(usage: UsagePreferences) -> str:
     return "; ".join(sources) or "no statement"
 
 
-def refused_categories(refuse_usage: Iterable[str]) -> tuple[UsageCategory, ...]:
-    """The ``refuse_usage=`` categories, in CATEGORIES order; ValueError for others."""
+def refused_categories(setting: str, refuse_usage: object) -> tuple[UsageCategory, ...]:
+    """The ``refuse_usage=`` categories (one, or an iterable of them), in CATEGORIES
+    order.
+
+    :raises ConfigurationError: naming ``setting`` for an unknown category (a
+        ConfigurationTypeError for a value that is not a category name at all).
+    """
+    accepted = f"a category or an iterable of them: {', '.join(CATEGORIES)}"
     if isinstance(refuse_usage, str):
         refuse_usage = (refuse_usage,)
+    # bytes iterate as ints, a mapping as its keys: neither is a list of categories.
+    if not isinstance(refuse_usage, Iterable) or isinstance(refuse_usage, (bytes, Mapping)):
+        raise ConfigurationTypeError(setting, refuse_usage, accepted)
     chosen = tuple(refuse_usage)
-    known = [category for category in CATEGORIES if category in chosen]
-    unknown = [category for category in chosen if category not in CATEGORIES]
-    if unknown:
-        raise ValueError(
-            f"refuse_usage: unknown category {unknown[0]!r}; accepted: {', '.join(CATEGORIES)}"
-        )
-    return tuple(known)
+    for category in chosen:
+        if not isinstance(category, str):
+            raise ConfigurationTypeError(setting, category, accepted)
+        if category not in CATEGORIES:
+            raise ConfigurationError(setting, category, accepted)
+    return tuple(category for category in CATEGORIES if category in chosen)
 
 
 def usage_signals_wanted(
@@ -166,8 +173,19 @@ def usage_signals_wanted(
     alone); otherwise True or False.
 
     :raises ConfigurationTypeError: for anything else.
+    :raises ConfigurationError: for True with nothing refused (it would read no signal
+        and refuse nothing: a setting that silently does nothing).
     """
-    return bool(refused) if usage_signals is None else boolean(setting, usage_signals)
+    if usage_signals is None:
+        return bool(refused)
+    wanted = boolean(setting, usage_signals)
+    if wanted and not refused:
+        accepted = (
+            "False or None unless refuse_usage names a category (to read every signal "
+            "of a response: RobotsChecker.usage(url, headers))"
+        )
+        raise ConfigurationError(setting, usage_signals, accepted)
+    return wanted
 
 
 def refusing(answer: UsageAnswer, refused: tuple[UsageCategory, ...]) -> UsageCategory | None:

@@ -41,7 +41,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--tdmrep",
         action="store_true",
         help="lint a W3C TDMRep tdmrep.json instead: the file given, or for a URL the "
-        "origin's /.well-known/tdmrep.json (implied for a file named tdmrep.json)",
+        "origin's /.well-known/tdmrep.json (implied for a file named tdmrep.json; "
+        "--max-bytes caps it too)",
     )
     _add_max_bytes(lint)
     _add_json(lint)
@@ -202,14 +203,16 @@ def _cmd_lint(args: argparse.Namespace) -> int:
 def _cmd_lint_tdmrep(args: argparse.Namespace) -> int:
     if not _is_url(args.file):
         name = "<stdin>" if args.file == "-" else args.file
-        return lint_tdmrep(name, _read_file(args.file), args.json)
+        return lint_tdmrep(name, _read_file(args.file), args.json, args.max_bytes)
     _agent(args)
     url = tdmrep_url(str(Origin.from_url(args.file)))
     _setup_logging(args.verbose)
-    outcome = asyncio.run(_fetch(args, url, _fetch_policy(args), keep_body=True))
+    # One byte past the cap: a longer file is then "over N bytes", not cut JSON.
+    policy = _fetch_policy(args, max_bytes=args.max_bytes + 1)
+    outcome = asyncio.run(_fetch(args, url, policy, keep_body=True))
     if outcome.category != "ok":
         return tdmrep_unavailable(url, outcome, args.json)
-    return lint_tdmrep(url, outcome.body or b"", args.json)
+    return lint_tdmrep(url, outcome.body or b"", args.json, args.max_bytes)
 
 
 def _nothing_to_lint(

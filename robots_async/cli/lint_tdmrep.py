@@ -2,7 +2,8 @@
 
 What the library reads (:func:`~robots_async.core.tdmrep.parse_tdmrep`, so a crawler's
 reading) plus what only the raw JSON shows: keys the report does not define (a
-misspelt ``tdm_reservation``, the 2022 drafts' ``TDM-a``), a ``location`` without its
+misspelt ``tdm_reservation``, the 2022 drafts' ``TDM-a``), a ``tdm-policy`` crawlers
+drop (not a non-empty string), a ``location`` without its
 leading "/", and entries no URL can reach because an earlier ``/`` or ``/*`` entry
 matches every path first ("the most specific match is the first in sequence").
 """
@@ -13,7 +14,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, Final
 
-from ..core.tdmrep import TDMREP_MAX_BYTES, TDMREP_PATH, TdmRep, parse_tdmrep
+from ..core.tdmrep import TDMREP_MAX_BYTES, TDMREP_PATH, TdmRep, absent_status, parse_tdmrep
 from .options import EXIT_NEGATIVE, EXIT_OK
 from .output import _json, _problem
 
@@ -33,9 +34,10 @@ def is_tdmrep_name(path: str) -> bool:
     return path.rstrip("/").lower().endswith("tdmrep.json")
 
 
-def lint_tdmrep(name: str, body: bytes, as_json: bool) -> int:
-    """Print the problems of ``body``; exit status 1 if there is any."""
-    rep = parse_tdmrep(body)
+def lint_tdmrep(name: str, body: bytes, as_json: bool, max_bytes: int = TDMREP_MAX_BYTES) -> int:
+    """Print the problems of ``body`` (read as crawlers would, to ``max_bytes``); exit
+    status 1 if there is any."""
+    rep = parse_tdmrep(body, max_bytes=max_bytes)
     found = _problems(rep, body)
     if as_json:
         record = {
@@ -68,9 +70,11 @@ def _plural(count: int, one: str, many: str) -> str:
 
 
 def tdmrep_unavailable(url: str, outcome: FetchOutcome, as_json: bool) -> int:
-    """No body to lint. A 4xx means the site has no file (nothing reserved by it):
-    exit 0; a 5xx or a network error leaves its reservations unknown: exit 1."""
-    absent = outcome.category == "unavailable"
+    """No body to lint. A 4xx but 429 means the site has no file (nothing reserved by
+    it): exit 0; a 429 or 5xx, a redirect fault or a network error leaves its
+    reservations unknown, as crawlers read it (``cache.tdmrep``): exit 1."""
+    status = outcome.status
+    absent = outcome.error is None and status is not None and absent_status(status)
     fate = "no tdmrep.json" if absent else "unreachable"
     print(f"{url}: {fate} ({_problem(outcome)}): nothing to lint", file=sys.stderr)
     if as_json:
@@ -92,7 +96,12 @@ def _problems(rep: TdmRep, body: bytes) -> list[tuple[int, str, str]]:
         for e in rep.entries
         if e.problem
     ]
-    for index, item in enumerate(_raw_entries(body)):
+    raw = _raw_entries(body)
+    if rep.more:
+        kept = f"crawlers read the first {len(rep.entries)}"
+        message = f"{len(raw)} entries: {kept} (a URL none of them matches is unknown)"
+        found.append((-1, "too-many-entries", message))
+    for index, item in enumerate(raw[: len(rep.entries)]):
         if not isinstance(item, dict):
             continue
         found += [
@@ -100,8 +109,12 @@ def _problems(rep: TdmRep, body: bytes) -> list[tuple[int, str, str]]:
             for key in sorted(set(item) - _KEYS)
         ]
         location = item.get("location")
-        if isinstance(location, str) and not location.startswith("/"):
+        read = rep.entries[index].location is not None  # not a URL (invalid-entry)
+        if read and isinstance(location, str) and not location.startswith("/"):
             found.append((index, "relative-location", f"{location!r} is read as '/{location}'"))
+        policy = item.get("tdm-policy")
+        if "tdm-policy" in item and not (isinstance(policy, str) and policy):
+            found.append((index, "invalid-policy", f"tdm-policy {policy!r} is not a URL: ignored"))
     first_all = next(
         (e.index for e in rep.entries if e.location is not None and e.location in _EVERYTHING),
         None,
@@ -116,5 +129,5 @@ def _problems(rep: TdmRep, body: bytes) -> list[tuple[int, str, str]]:
 
 def _raw_entries(body: bytes) -> list[Any]:
     """The JSON array as written (parse_tdmrep has accepted it: this cannot fail)."""
-    data = json.loads(body[:TDMREP_MAX_BYTES].decode("utf-8-sig"))
+    data = json.loads(body.decode("utf-8-sig"))
     return data if isinstance(data, list) else []

@@ -155,7 +155,9 @@ class RobotsMiddleware:
         self.respect_crawl_delay = boolean(
             "RobotsMiddleware.respect_crawl_delay", respect_crawl_delay
         )
-        self.refuse_usage = _refusal.refused_categories(refuse_usage)
+        self.refuse_usage = _refusal.refused_categories(
+            "RobotsMiddleware.refuse_usage", refuse_usage
+        )
         self.usage_signals = _refusal.usage_signals_wanted(
             "RobotsMiddleware.usage_signals", usage_signals, self.refuse_usage
         )

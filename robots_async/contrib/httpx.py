@@ -203,7 +203,9 @@ class RobotsTransport(httpx.AsyncBaseTransport):
             )
         self.checker = checker
         self.pace = pace
-        self.refuse_usage = _refusal.refused_categories(refuse_usage)
+        self.refuse_usage = _refusal.refused_categories(
+            "RobotsTransport.refuse_usage", refuse_usage
+        )
         self.usage_signals = _refusal.usage_signals_wanted(
             "RobotsTransport.usage_signals", usage_signals, self.refuse_usage
         )

@@ -48,11 +48,25 @@ class ContentSignals:
         return self.get(label) is False
 
 
-@lru_cache(maxsize=4096)
+#: Longest value kept in the memo, as Content-Usage's (usage._MEMO_MAX): the memo is
+#: process-wide, and hostile 16 KB lines of 1,600 labels kept ~177 KB apiece there
+#: after their files were gone (~700 MB at 4,096 of them). Real lines: a few dozen.
+_MEMO_BYTES: Final = 256
+
+
 def cached_signals(value: bytes) -> tuple[tuple[tuple[str, bool], ...], tuple[str, ...]]:
     """One line's ``(label, allowed)`` pairs and a linter's problems, memoised: a file
     repeats one value (Cloudflare writes the same line in every group), so each
     distinct value is read once and its immutable reading shared."""
+    return _memo(value) if len(value) <= _MEMO_BYTES else _read(value)
+
+
+@lru_cache(maxsize=4096)
+def _memo(value: bytes) -> tuple[tuple[tuple[str, bool], ...], tuple[str, ...]]:
+    return _read(value)
+
+
+def _read(value: bytes) -> tuple[tuple[tuple[str, bool], ...], tuple[str, ...]]:
     text = value.decode("utf-8", "replace").strip()
     problems: list[str] = []
     head = text.split(None, 1)[0] if text else ""

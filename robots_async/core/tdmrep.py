@@ -5,8 +5,9 @@ reserve text-and-data-mining rights (EU DSM Directive art. 4). The file is a JSO
 of ``{"location": pattern, "tdm-reservation": 0|1, "tdm-policy": url}`` objects;
 ``location`` is a path pattern with robots.txt's ``*`` and ``$``, and the first entry
 whose pattern matches a resource decides for it. A file that cannot be read (bad JSON,
-not an array, over the size cap) or an entry that cannot be (no string location, a
-reservation other than 0/1) gives "unknown" where it could decide, never a guess.
+not an array, over the size cap) or an entry that cannot be (no string location, a URL
+for a location, a reservation other than 0/1, a property written twice with different
+values) gives "unknown" where it could decide, never a guess.
 """
 
 from __future__ import annotations
@@ -16,16 +17,20 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from .errors import PageInputTypeError
 from .matcher import glob_match
 from .url import encode_non_ascii, request_target
+from .validate import integer
 
 __all__ = [
     "TDMREP_PATH",
     "TDMREP_MAX_BYTES",
+    "TDMREP_MAX_ENTRIES",
     "TdmAnswer",
     "TdmEntry",
     "TdmRep",
     "TdmStatus",
+    "absent_status",
     "parse_tdmrep",
 ]
 
@@ -34,6 +39,11 @@ TDMREP_PATH: Final = "/.well-known/tdmrep.json"
 #: Bytes of a file read at most; a larger one is "unknown" (the robots.txt cap: a real
 #: file lists a few locations, so this only stops a hostile body from costing memory).
 TDMREP_MAX_BYTES: Final = 500 * 1024
+
+#: Entries kept at most. A URL none of them matches is "unknown" in a longer file (a
+#: later entry might have matched): real files list a few locations, and a 510 KB
+#: file of 170,000 "{}" entries kept them all (32 MB, per origin cached).
+TDMREP_MAX_ENTRIES: Final = 1000
 
 #: What a source says about TDM rights on a resource.
 TdmStatus = Literal["reserved", "not-reserved", "unknown"]
@@ -81,6 +91,8 @@ class TdmRep:
     entries: tuple[TdmEntry, ...] = ()
     #: Set when the file as a whole is unreadable: every answer is then "unknown".
     error: str | None = None
+    #: Entries past TDMREP_MAX_ENTRIES were not kept.
+    more: bool = False
 
     @classmethod
     def absent(cls) -> TdmRep:
@@ -112,15 +124,39 @@ class TdmRep:
             if entry.reservation:
                 return TdmAnswer("reserved", entry.policy, entry, f"location {entry.location}")
             return TdmAnswer("not-reserved", None, entry, f"location {entry.location}")
+        if self.more:
+            why = f"no match in the first {len(self.entries)} entries of a longer file"
+            return TdmAnswer("unknown", reason=why)
         return TdmAnswer("not-reserved", reason="no matching location")
 
 
-def parse_tdmrep(body: bytes, *, max_bytes: int = TDMREP_MAX_BYTES) -> TdmRep:
-    """Parse a tdmrep.json body; never raises on content."""
-    if len(body) > max_bytes:
-        return TdmRep.unknown(f"tdmrep.json over {max_bytes} bytes")
+def absent_status(status: int) -> bool:
+    """True if a response's status says the origin has no file: a 4xx but 429 (a rate
+    limit says nothing of the file; RFC 9309 §2.3.1.4 reads it as unreachable too)."""
+    return 400 <= status < 500 and status != 429
+
+
+def parse_tdmrep(
+    body: bytes | bytearray | memoryview | str,
+    *,
+    # ``object``, checked below (as page_directives' max_head_bytes: compiled with
+    # mypyc, an ``int`` parameter would take True as 1 before any check).
+    max_bytes: object = TDMREP_MAX_BYTES,
+) -> TdmRep:
+    """Parse a tdmrep.json body (``str`` is encoded as UTF-8); never raises on content.
+
+    :raises PageInputTypeError: for a body of another type.
+    :raises ConfigurationError: for a ``max_bytes`` that is not an int >= 1.
+    """
+    limit = integer("parse_tdmrep(max_bytes=)", max_bytes, minimum=1)
+    if isinstance(body, str):
+        body = body.encode("utf-8", "surrogatepass")  # a lone surrogate: not UTF-8 below
+    elif not isinstance(body, (bytes, bytearray, memoryview)):
+        raise PageInputTypeError("body must be bytes, bytearray, memoryview or str", body)
+    if len(body) > limit:
+        return TdmRep.unknown(f"tdmrep.json over {limit} bytes")
     try:
-        data = json.loads(body.decode("utf-8-sig"))
+        data = json.loads(bytes(body).decode("utf-8-sig"), object_pairs_hook=_object)
     except UnicodeDecodeError:
         return TdmRep.unknown("tdmrep.json is not UTF-8")
     except ValueError as exc:
@@ -129,18 +165,31 @@ def parse_tdmrep(body: bytes, *, max_bytes: int = TDMREP_MAX_BYTES) -> TdmRep:
         return TdmRep.unknown("tdmrep.json nests too deeply")
     if not isinstance(data, list):
         return TdmRep.unknown("tdmrep.json is not a JSON array")
-    return TdmRep(tuple(_entry(index, item) for index, item in enumerate(data)))
+    kept = data[:TDMREP_MAX_ENTRIES]
+    entries = tuple(_entry(index, item) for index, item in enumerate(kept))
+    return TdmRep(entries, more=len(data) > len(kept))
 
 
 def _entry(index: int, item: object) -> TdmEntry:
     """One array item as an entry; what cannot be read is kept as a problem."""
     if not isinstance(item, dict):
         return TdmEntry(index, None, None, None, f"entry {index} is not an object")
+    repeated = next((key for key in _PROPERTIES if item.get(key) is _REPEATED), None)
+    if repeated is not None:
+        return TdmEntry(index, None, None, None, f"entry {index} repeats {repeated!r}")
     location = item.get("location")
     if not isinstance(location, str):
         return TdmEntry(index, None, None, None, f"entry {index} has no string location")
+    if _URL.match(location):
+        # A path, says the report: read as one ("/https://...") it matched no URL, and
+        # which origin it names is not ours to guess.
+        return TdmEntry(index, None, None, None, f"entry {index}: location is a URL, not a path")
     if not location.startswith("/"):
         location = "/" + location  # a path relative to the origin either way
+    if "$" in location[:-1]:
+        # Only a final "$" ends the pattern (RFC 9309 §2.2.3); another one is the
+        # character, which the URL side compares as %24.
+        location = location[:-1].replace("$", "%24") + location[-1]
     reservation = _reservation(item.get("tdm-reservation"))
     policy = item.get("tdm-policy")
     policy = policy if isinstance(policy, str) and policy else None
@@ -150,6 +199,24 @@ def _entry(index: int, item: object) -> TdmEntry:
     return TdmEntry(index, _comparable(encode_non_ascii(location)), reservation, policy, problem)
 
 
+#: The properties an entry is read by.
+_PROPERTIES: Final = ("location", "tdm-reservation", "tdm-policy")
+#: Stands for a key written twice with different values (RFC 8259 §4: "the behavior
+#: of software that receives such an object is unpredictable"; json keeps the last).
+_REPEATED: Final = object()
+
+
+def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object, a key repeated with another value mapped to ``_REPEATED``."""
+    found: dict[str, object] = {}
+    for key, value in pairs:
+        if key in found and found[key] != value:
+            value = _REPEATED
+        found[key] = value
+    return found
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _ESCAPE = re.compile("%([0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 

@@ -103,6 +103,15 @@ def test_oversized_int_literal_is_invalid() -> None:
         _records.decode(fields)
 
 
+def test_deeply_nested_metadata_is_an_invalid_record() -> None:
+    """A meta of 100,000 "[" raised RecursionError out of json.loads (so out of a
+    check reading the store) instead of being a miss."""
+    fields = valid_fields()
+    fields["meta"] = b"[" * 100_000
+    with pytest.raises(ra.InvalidRecordError, match="meta"):
+        _records.decode(fields)
+
+
 def observed(**changes: Any) -> ra.StoredRobots:
     """A valid 404 record of ``URL`` fetched now, changed by ``changes``."""
     values: dict[str, Any] = {

@@ -192,6 +192,56 @@ def test_size_estimate_covers_each_corpus_file() -> None:
     assert min(ratios.values()) >= 0.9, sorted(ratios.items(), key=lambda kv: kv[1])[:3]
 
 
+def _lines(key: bytes, values: list[bytes], head: bytes = b"User-agent: *\n") -> bytes:
+    return head + b"".join(key + b": " + value + b"\n" for value in values)
+
+
+_MANY_LABELS = b", ".join(b"label%d=y" % j for j in range(40))  # over the memo's 256 bytes
+#: Files of Content-Usage and Content-Signal lines (each retained 1-5 MB, estimated
+#: at 1-5 KB: max_memory did not see them).
+EXTENSION_FILES = {
+    "usage-paths": _lines(b"Content-Usage", [b"/p%d/ train-ai=n" % i for i in range(15_000)]),
+    "usage-no-path": _lines(b"Content-Usage", [b"train-ai=n"] * 15_000),
+    "usage-long-values": _lines(
+        b"Content-Usage",
+        [b"/p%d/ train-ai=n, z%d=y, " % (i, i) + _MANY_LABELS for i in range(1000)],
+    ),
+    "signal-same": _lines(b"Content-Signal", [b"ai-train=no, search=yes"] * 15_000),
+    "signal-distinct": _lines(
+        b"Content-Signal", [b"ai-train=no, x%d=yes" % i for i in range(15_000)]
+    ),
+    "signal-long": _lines(
+        b"Content-Signal",
+        [b",".join(b"f%dl%d=no" % (k, j) for j in range(1500))[:16_000] for k in range(30)],
+    ),
+    "signal-file-default": _lines(
+        b"Content-Signal", [b"ai-train=no, y%d=yes" % i for i in range(10_000)], head=b""
+    )
+    + b"User-agent: *\nDisallow: /x\n",
+}
+
+
+@pytest.mark.parametrize("body", list(EXTENSION_FILES.values()), ids=list(EXTENSION_FILES))
+def test_size_estimate_covers_usage_and_signal_lines(body: bytes) -> None:
+    """Content-Usage and Content-Signal lines count in the estimate, asked about as a
+    crawler asks (allowed, usage, content_signals)."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        robots = ra.parse(body)
+        for i in range(QUESTIONS):
+            url = f"https://x.test/p{i}/page?id={i}"
+            robots.allowed(url, robots_token=TOKEN)
+            robots.usage(url, robots_token=TOKEN)
+            robots.content_signals(url, robots_token=TOKEN)
+        gc.collect()
+        used = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert 0.9 <= retained_size(robots, TOKEN) / used < 4.0
+
+
 async def test_an_html_robots_txt_is_kept_with_its_warnings_packed(
     server: Server, make_checker: Any
 ) -> None:

@@ -44,7 +44,8 @@ async def test_hundred_concurrent_questions_make_one_request(
 
 @pytest.mark.parametrize(
     ("status", "expected"),
-    [(404, "not-reserved"), (403, "not-reserved"), (500, "unknown"), (503, "unknown")],
+    # 429 is a rate limit, not "no file": it read "not-reserved" for a whole ttl.
+    [(404, "not-reserved"), (403, "not-reserved"), (429, "unknown"), (500, "unknown")],
 )
 async def test_status_outcomes(
     server: Server, make_cache: Callable[..., ra.RobotsCache], status: int, expected: str
@@ -86,3 +87,46 @@ async def test_unknown_is_asked_again_after_error_ttl(
     clock.advance(ra.FetchPolicy().error_ttl + 1)
     assert (await tdm.lookup(server.url("/books/1")))[0].status == "reserved"
     assert server.count(PATH) == 2
+
+
+async def test_records_are_bounded_by_memory(
+    make_server: Callable[..., Any], make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    """Records of large files count their entries against max_memory (only a count
+    bounded them: 10,000 origins of 1,000-entry files, ~2.5 GB); the oldest go."""
+    servers = [await make_server(1) for _ in range(5)]
+    big = json.dumps([{"location": f"/section{i}/", "tdm-reservation": 1} for i in range(1000)])
+    for server in servers:
+        server.text(PATH, big)
+    tdm = _tdm(make_cache, max_memory=600_000)
+    for server in servers:
+        assert (await tdm.lookup(server.url("/section7/a")))[0].status == "reserved"
+    assert 0 < tdm.memory <= 600_000
+    assert (await tdm.lookup(servers[0].url("/section7/a")))[0].status == "reserved"
+    assert servers[0].count(PATH) == 2  # evicted, fetched again
+    assert (await tdm.lookup(servers[-1].url("/section7/a")))[0].status == "reserved"
+    assert servers[-1].count(PATH) == 1
+    await tdm.aclose()
+
+
+def test_max_memory_must_be_a_positive_int(make_cache: Callable[..., ra.RobotsCache]) -> None:
+    for bad in (0, True, "1000"):
+        with pytest.raises(ra.ConfigurationError, match="max_memory"):
+            _tdm(make_cache, max_memory=bad)
+
+
+async def test_closing_mid_fetch_gives_waiters_closed_error(
+    server: Server, make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    """As RobotsCache's waiters do: a bare CancelledError reached callers that were not
+    cancelled themselves (a gather or TaskGroup then saw a cancelled task)."""
+    server.text(PATH, FILE, delay=5.0)
+    tdm = _tdm(make_cache)
+    asks = [asyncio.ensure_future(tdm.lookup(server.url(f"/books/{i}"))) for i in range(3)]
+    await asyncio.sleep(0.2)
+    await tdm.aclose()
+    for ask in asks:
+        with pytest.raises(ra.ClosedError):
+            await ask
+    with pytest.raises(ra.ClosedError):
+        await tdm.lookup(server.url("/books/1"))

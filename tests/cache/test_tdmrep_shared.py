@@ -170,6 +170,37 @@ async def test_record_of_another_origin_is_not_used(
     assert tdm.sharing.invalid == 1
 
 
+class KeepsBody:
+    """An AiohttpFetcher seen without ``fetch_into``, as the Scrapy engine's fetcher is:
+    tdmrep.json then comes through ``fetch(keep_body=True)``, cut at max_bytes."""
+
+    def __init__(self, fetcher: ra.AiohttpFetcher) -> None:
+        self._fetcher = fetcher
+
+    async def fetch(self, url: str, **options: Any) -> ra.FetchOutcome:
+        return await self._fetcher.fetch(url, **options)
+
+
+async def test_a_cut_at_our_max_bytes_is_not_shared_as_the_sites_file(
+    server: Server, make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    """A fetcher keeping bodies to a robots.txt max_bytes below tdmrep.json's cap cuts
+    a 30 KB file: unknown here, but our limit, not the site's size. It was shared as
+    "over 512000 bytes" (truncated), so the fleet held the file unknown too."""
+    entries = [{"location": f"/p{i}/", "tdm-reservation": 0} for i in range(600)]
+    server.text(PATH, json.dumps([*entries, {"location": "/", "tdm-reservation": 1}]))
+    store = ra.MemoryStore()
+    small = make_cache(store=store, policy=ra.FetchPolicy(max_bytes=10_000))
+    cutting = TdmRepCache(small, KeepsBody(small._fetcher))  # type: ignore[arg-type]
+    answer, _ = await cutting.lookup(server.url("/books/1"))
+    assert answer.status == "unknown"
+    assert "cut at max_bytes=10000" in answer.reason
+    assert await store.get_resource(server.origin(), "tdmrep") is None
+    [peer] = tdm_caches(make_cache, store)
+    assert (await peer.lookup(server.url("/books/1")))[0].status == "reserved"
+    await cutting.aclose()
+
+
 async def test_held_lease_without_record_waits_one_fetch_then_fetches(
     server: Server, make_cache: Callable[..., ra.RobotsCache]
 ) -> None:
@@ -366,6 +397,27 @@ async def test_newer_sqlite_record_is_refetched_and_replaced(
         found = await store.get_resource(server.origin(), "tdmrep")
     assert found is not None
     assert found.status == 200
+    assert server.count(PATH) == 2
+
+
+async def test_deeply_nested_sqlite_record_is_a_refetch(
+    server: Server, make_cache: Callable[..., ra.RobotsCache], tmp_path: Path
+) -> None:
+    """A record whose meta is 100,000 "[" (a corrupt or hostile file): a counted miss,
+    fetched and overwritten. It raised RecursionError out of lookup() before."""
+    server.text(PATH, FILE)
+    path = tmp_path / "nested.sqlite"
+    async with ra.SQLiteStore(path) as store:
+        [tdm] = tdm_caches(make_cache, store)
+        await tdm.lookup(server.url("/books/1"))
+        await tdm.aclose()
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute("UPDATE resources SET meta = ?", (b"[" * 100_000,))
+    async with ra.SQLiteStore(path) as store:
+        [tdm] = tdm_caches(make_cache, store)
+        assert (await tdm.lookup(server.url("/books/1")))[0].status == "reserved"
+        assert tdm.sharing is not None
+        assert (tdm.sharing.invalid, tdm.fetches) == (1, 1)
     assert server.count(PATH) == 2
 
 

@@ -5,6 +5,7 @@ Content-Usage."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING
 
@@ -15,7 +16,7 @@ import robots_async as ra
 from robots_async.contrib import aiohttp as ra_aiohttp
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
 
     from .conftest import Host, Site
 
@@ -140,3 +141,72 @@ async def test_refusing_nothing_fetches_nothing_new(
 def test_usage_signals_must_be_a_bool_or_none(checker: ra.RobotsChecker) -> None:
     with pytest.raises(ra.ConfigurationTypeError, match="usage_signals"):
         ra_aiohttp.RobotsMiddleware(checker, usage_signals="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("adapter", ["aiohttp", "httpx"])
+def test_usage_signals_without_a_refused_category_fails_loudly(
+    checker: ra.RobotsChecker, adapter: str
+) -> None:
+    """usage_signals only widens what refuse_usage refuses: True with nothing refused
+    was accepted and did nothing (no signal read, nothing refused)."""
+    build: Callable[..., object] = ra_aiohttp.RobotsMiddleware
+    if adapter == "httpx":
+        build = pytest.importorskip("robots_async.contrib.httpx").RobotsTransport
+    with pytest.raises(ra.ConfigurationError, match=r"usage_signals=True .*refuse_usage"):
+        build(checker, usage_signals=True)
+    build(checker, usage_signals=True, refuse_usage=("train-ai",))
+    build(checker, usage_signals=False)
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+@pytest.mark.parametrize(
+    "tdmrep",
+    [
+        {"body": "[]", "delay": 5.0},  # hangs past the fetch deadline
+        {"body": "[]", "status": 503},
+        {"body": "[" + " " * 600_000 + "]"},  # over the cap
+        {"body": "[{"},
+    ],
+    ids=["hung", "503", "huge", "broken"],
+)
+async def test_an_unknown_tdmrep_file_never_refuses_nor_hangs(
+    adapter: str, site: Site, tdmrep: dict[str, object]
+) -> None:
+    """tdmrep.json that cannot be had is "unknown" for train-ai: the response is kept
+    (refusing needs a "disallowed"), within the fetch deadline (1 s here) plus grace."""
+    host = site.host()
+    host.serve("/robots.txt", "User-agent: *\nAllow: /\n")
+    host.serve(TDM, **tdmrep)  # type: ignore[arg-type]
+    host.serve("/page", "page")
+    policy = ra.FetchPolicy(total_timeout=1.0)
+    async with ra.RobotsChecker(USER_AGENT, fetch_policy=policy) as checker:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        results = await ADAPTERS[adapter](checker, [host.url("/page")], refuse_usage=("train-ai",))
+        assert loop.time() - started < 3.0
+        answer = await checker.usage(host.url("/page"), {})
+    assert results == {host.url("/page"): 200}
+    assert answer.get("train-ai") == "unknown"
+    assert [s.source for s in answer.sources] == ["tdmrep-file"]
+
+
+@pytest.mark.parametrize(
+    ("refuse_usage", "error"),
+    [
+        (5, ra.ConfigurationTypeError),  # was TypeError: 'int' object is not iterable
+        (None, ra.ConfigurationTypeError),
+        (b"train-ai", ra.ConfigurationTypeError),  # bytes: its ints were the categories
+        ([["train-ai"]], ra.ConfigurationTypeError),
+        (("train_ai",), ra.ConfigurationError),  # was a bare ValueError
+    ],
+    ids=["int", "none", "bytes", "nested", "misspelt"],
+)
+@pytest.mark.parametrize("adapter", ["aiohttp", "httpx"])
+def test_a_bad_refuse_usage_is_a_configuration_error_naming_it(
+    checker: ra.RobotsChecker, adapter: str, refuse_usage: object, error: type[Exception]
+) -> None:
+    build: Callable[..., object] = ra_aiohttp.RobotsMiddleware
+    if adapter == "httpx":
+        build = pytest.importorskip("robots_async.contrib.httpx").RobotsTransport
+    with pytest.raises(error, match=r"refuse_usage=.*train-ai, search"):
+        build(checker, refuse_usage=refuse_usage)

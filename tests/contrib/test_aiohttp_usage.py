@@ -151,5 +151,5 @@ async def test_unchecked_response_has_no_preferences(host: Host, checker: ra.Rob
 
 def test_refuse_usage_rejects_unknown_category() -> None:
     """A category outside the vocabulary is a configuration error naming it."""
-    with pytest.raises(ValueError, match=r"refuse_usage: unknown category 'train'.*train-ai"):
+    with pytest.raises(ra.ConfigurationError, match=r"refuse_usage='train' is not .*train-ai"):
         RobotsMiddleware(ra.RobotsChecker(USER_AGENT), refuse_usage=("train",))  # type: ignore[arg-type]

@@ -201,7 +201,7 @@ async def test_content_usage_and_refuse_usage(
             await http.get(host.url("/news/no-train"))
     assert isinstance(caught.value, httpx.RequestError)
     assert caught.value.category == "train-ai"
-    with pytest.raises(ValueError, match="unknown category"):
+    with pytest.raises(ra.ConfigurationError, match="refuse_usage='bogus'"):
         RobotsTransport(checker, refuse_usage=("bogus",))  # type: ignore[arg-type]
 
 

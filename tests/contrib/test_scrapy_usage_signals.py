@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -110,3 +111,29 @@ def test_nofollow_middleware_follows_no_link_of_a_nofollow_page(site: Site, tmp_
     assert sorted(item["url"] for item in result.items) == sorted([*starts, host.url("/d")])
     assert host.count("/b") == 0
     assert result.stat("robotsasync/nofollow/dropped") == 2
+
+
+@pytest.mark.parametrize(
+    "tdmrep",
+    [
+        {"body": "[]", "delay": 10.0},  # hangs past ROBOTSASYNC_TIMEOUT
+        {"body": "[]", "status": 503},
+        {"body": "[" + " " * 600_000 + "]"},  # over the cap
+    ],
+    ids=["hung", "503", "huge"],
+)
+def test_an_unknown_tdmrep_file_neither_refuses_nor_stalls_the_crawl(
+    site: Site, tmp_path: Path, tdmrep: dict[str, object]
+) -> None:
+    """tdmrep.json that cannot be had leaves train-ai "unknown": the page is kept, and
+    a hung file costs the crawl one ROBOTSASYNC_TIMEOUT (2 s), not the server's 10 s."""
+    host = site.host()
+    host.serve("/robots.txt", PLAIN_ROBOTS)
+    host.serve(TDM, **tdmrep)  # type: ignore[arg-type]
+    host.serve("/page", "<p>", headers=HTML)
+    settings = {**SETTINGS, "ROBOTSASYNC_TIMEOUT": 2.0}
+    started = time.monotonic()
+    result = run_crawl(tmp_path, [host.url("/page")], settings=settings)
+    assert time.monotonic() - started < 9.0
+    assert [item["url"] for item in result.items] == [host.url("/page")]
+    assert result.stat("robotsasync/usage_answer/refused/train-ai") == 0

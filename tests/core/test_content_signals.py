@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
+
 import pytest
 
 from robots_async import ContentSignals, parse
@@ -219,3 +222,31 @@ def test_equal_values_share_one_reading() -> None:
     robots = parse(body)
     readings = {id(robots._groups[i].signals.readings[0]) for i in range(50)}  # type: ignore[union-attr]
     assert len(readings) == 1
+
+
+def test_long_distinct_values_are_not_kept_after_their_files() -> None:
+    """The readings memo is process-wide (4,096 values): 16 KB lines of 1,600 labels,
+    one per hostile file, each kept ~177 KB there after its file was gone (about
+    700 MB at 4,096 files, outside any cache's max_memory). Long values are read each
+    time instead."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        for n in range(100):
+            labels = ",".join(f"f{n}l{j}=no" for j in range(1600))[:16_000]
+            robots = parse(b"User-agent: *\nContent-Signal: " + labels.encode() + b"\n")
+            signals = robots.content_signals(URL, "bot")
+            assert signals is not None
+            assert len(signals.signals) > 1000
+            del robots, signals
+        gc.collect()
+        after, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert after - before < 2_000_000
+
+
+def test_short_values_are_still_shared() -> None:
+    value = b"search=yes,ai-train=no"
+    assert cached_signals(value)[0] is cached_signals(bytes(value))[0]

@@ -6,11 +6,15 @@ import json
 
 import pytest
 
-from robots_async.core.tdmrep import TdmRep, parse_tdmrep
+import robots_async as ra
+from robots_async.core.tdmrep import TDMREP_MAX_ENTRIES, TdmRep, parse_tdmrep
 
 
 def _file(*entries: object) -> bytes:
     return json.dumps(list(entries)).encode()
+
+
+RESERVE_ALL = ({"location": "/", "tdm-reservation": 1},)
 
 
 SITE = _file(
@@ -124,3 +128,97 @@ ESCAPED = parse_tdmrep(
 )
 def test_escapes_compare_as_the_report_says(url: str, status: str) -> None:
     assert ESCAPED.lookup(url).status == status
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'[{"location": "/a", "tdm-reservation": 1, "tdm-reservation": 0}]',
+        b'[{"location": "/b", "location": "/a", "tdm-reservation": 0}]',
+    ],
+)
+def test_a_key_repeated_with_another_value_is_unknown(body: bytes) -> None:
+    """RFC 8259 §4: a repeated name's meaning is unpredictable. Python's json kept the
+    last value, so a file reserving /a and then un-reserving it read "not-reserved"."""
+    answer = parse_tdmrep(body).lookup("https://x.test/a")
+    assert answer.status == "unknown"
+    assert "repeats" in answer.reason
+
+
+def test_a_key_repeated_with_its_own_value_is_read() -> None:
+    body = b'[{"location": "/a", "tdm-reservation": 1, "tdm-reservation": 1, "x": 1, "x": 2}]'
+    assert parse_tdmrep(body).lookup("https://x.test/a").status == "reserved"
+
+
+@pytest.mark.parametrize(
+    ("url", "status"),
+    [
+        ("https://x.test/a$b", "reserved"),
+        ("https://x.test/a%24b", "reserved"),
+        ("https://x.test/price$", "reserved"),
+        ("https://x.test/price$x", "not-reserved"),
+    ],
+)
+def test_a_dollar_inside_a_location_is_literal(url: str, status: str) -> None:
+    """Only a final "$" ends a pattern (RFC 9309 §2.2.3, Google's matcher): "/a$b"
+    never matched any URL, since the URL's "$" is compared as %24."""
+    rep = parse_tdmrep(
+        _file(
+            {"location": "/a$b", "tdm-reservation": 1},
+            {"location": "/price$$", "tdm-reservation": 1},
+        )
+    )
+    assert rep.lookup(url).status == status
+
+
+def test_a_url_as_location_is_unknown_where_it_could_decide() -> None:
+    """The report's location is a path; "https://x.test/books/" was read as the path
+    "/https://x.test/books/", which no URL has, so a reservation written that way
+    silently reserved nothing."""
+    rep = parse_tdmrep(
+        _file(
+            {"location": "/public/", "tdm-reservation": 0},
+            {"location": "https://x.test/books/", "tdm-reservation": 1},
+        )
+    )
+    assert rep.lookup("https://x.test/public/a").status == "not-reserved"
+    answer = rep.lookup("https://x.test/books/a")
+    assert answer.status == "unknown"
+    assert "URL" in answer.reason
+
+
+@pytest.mark.parametrize(
+    "body", ['[{"location": "/", "tdm-reservation": 1}]', memoryview(_file(*RESERVE_ALL))]
+)
+def test_text_and_memoryview_bodies_are_read(body: object) -> None:
+    """parse() takes str and memoryview; parse_tdmrep() raised AttributeError on both."""
+    assert parse_tdmrep(body).lookup("/a").status == "reserved"  # type: ignore[arg-type]
+
+
+def test_a_body_of_another_type_is_a_typed_error() -> None:
+    with pytest.raises(ra.PageInputTypeError, match="NoneType"):
+        parse_tdmrep(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("max_bytes", [True, 0, -1, 1.5, "512000"])
+def test_a_bad_max_bytes_fails_loudly(max_bytes: object) -> None:
+    """max_bytes=True was taken as 1 byte: every file "over True bytes", unknown."""
+    with pytest.raises(ra.ConfigurationError, match="max_bytes"):
+        parse_tdmrep(b"[]", max_bytes=max_bytes)  # type: ignore[arg-type]
+
+
+def test_entries_past_the_cap_are_not_kept_and_leave_the_rest_unknown() -> None:
+    """A 510 KB file of 170,000 "{}" entries kept every one (32 MB per origin, the
+    tdmrep cache holding 10,000 origins). The first TDMREP_MAX_ENTRIES decide as
+    before; a URL none of them matches is unknown (a later entry might have)."""
+    cap = TDMREP_MAX_ENTRIES
+    spam = parse_tdmrep(b"[" + b",".join([b"{}"] * 170_000) + b"]")
+    assert len(spam.entries) == cap
+    many = [{"location": f"/s{i}/", "tdm-reservation": i % 2} for i in range(cap + 5)]
+    rep = parse_tdmrep(_file(*many))
+    assert len(rep.entries) == cap
+    assert rep.lookup("/s3/a").status == "reserved"
+    assert rep.lookup(f"/s{cap + 1}/a").status == "unknown"
+    assert "entries" in rep.lookup("/elsewhere").reason
+    exact = parse_tdmrep(_file(*many[:cap]))
+    assert exact.lookup("/elsewhere").status == "not-reserved"
