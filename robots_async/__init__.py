@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .cache.cache import CacheEntry, CacheStats, RobotsCache
 from .cache.sqlite import SQLiteStore
 from .cache.store import Lease, MemoryStore, RobotsStore, StoredRobots, StoreSchemaError
+from .cache.tdmrep import TdmRepStats
 from .checker.audit import AuditLog
 from .checker.checker import CheckerStats, Decision, RobotsChecker
 from .checker.refusal import DisallowedError, LocalLimitError, UsageRefusedError
@@ -119,6 +120,7 @@ __all__ = [
     "StoredRobots",
     "TdmAnswer",
     "TdmRep",
+    "TdmRepStats",
     "URLTypeError",
     "UsageAnswer",
     "UsagePreferences",

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from ..fetch.outcome import ErrorKind, FetchOutcome
     from .cache import RobotsCache
 
-__all__ = ["TdmRecord", "TdmRepCache"]
+__all__ = ["TdmRecord", "TdmRepCache", "TdmRepStats"]
 
 #: Bytes of records kept by default: 64 files of TDMREP_MAX_ENTRIES entries, or far
 #: more real ones (a few hundred bytes each).
@@ -70,6 +70,25 @@ class TdmRecord:
     status: int | None
     fetched_at: float
     expires: float
+
+
+@dataclass(frozen=True, slots=True)
+class TdmRepStats:
+    """A TdmRepCache's counters since it was created."""
+
+    #: tdmrep.json requests this process made (a fetch the lanes start again counts once).
+    fetches: int = 0
+    #: Of those, read as "unknown" (5xx, network error, over the cap, unreadable JSON,
+    #: one of our own limits): kept ``error_ttl``, refusing nothing meanwhile.
+    unknown: int = 0
+    #: Origins whose record is held.
+    entries: int = 0
+    #: Records read from the shared store instead of fetching.
+    store_hits: int = 0
+    #: Store calls that failed (this process fetched instead).
+    store_errors: int = 0
+    #: Shared records refused (not conforming): fetched again and overwritten.
+    store_invalid: int = 0
 
 
 class _Bytes:
@@ -112,6 +131,7 @@ class TdmRepCache:
         self._inflight: dict[Origin, asyncio.Task[TdmRecord]] = {}
         self._closed = False
         self.fetches = 0
+        self._unknown = 0
         store = resource_store(cache.store)
         self._sharing: ResourceSharing[TdmRecord] | None = None
         if store is not None:
@@ -124,6 +144,19 @@ class TdmRepCache:
     def sharing(self) -> ResourceSharing[TdmRecord] | None:
         """The shared-store protocol (its counters: hits, errors, invalid), if any."""
         return self._sharing
+
+    @property
+    def stats(self) -> TdmRepStats:
+        """A snapshot of the counters (the shared store's three are 0 without one)."""
+        sharing = self._sharing
+        return TdmRepStats(
+            self.fetches,
+            self._unknown,
+            len(self._records),
+            sharing.hits if sharing is not None else 0,
+            sharing.errors if sharing is not None else 0,
+            sharing.invalid if sharing is not None else 0,
+        )
 
     async def lookup(self, url: object) -> tuple[TdmAnswer, TdmRecord]:
         """TDMRep's answer for ``url`` and the record it came from."""
@@ -222,6 +255,7 @@ class TdmRepCache:
         outcome = await self._cache.lanes.run(attempt, policy.total_timeout + _GRACE)
         now = self._clock()
         if isinstance(outcome, str) or not sinks:
+            self._unknown += 1
             rep = TdmRep.unknown("tdmrep.json still loading at its deadline")
             stored = StoredResource("tdmrep", url, None, "timeout", now, now + policy.error_ttl)
             return TdmRecord(rep, None, now, stored.expires), stored
@@ -236,6 +270,8 @@ class TdmRepCache:
         cut = sink.size > sink.cap or outcome.truncated
         body = b"".join(sink.parts)
         rep = _reading(outcome.status, outcome.error, outcome.error_detail, cut, body)
+        if rep.error is not None:
+            self._unknown += 1
         ttl = policy.error_ttl if rep.error is not None else policy.ttl
         record = TdmRecord(rep, outcome.status, now, now + ttl)
         if outcome.error in LOCAL_ERRORS:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from ..cache.store import RobotsStore
+    from ..cache.tdmrep import TdmRepStats
     from ..core.policy import MatchPolicy, PolicyName
     from ..core.results import RequestRate, Verdict
     from ..core.usage import UsagePreferences
@@ -85,6 +86,8 @@ class CheckerStats:
     backoffs: int = 0
     #: Pacing calls the shared store failed (paced within this process meanwhile).
     pace_store_errors: int = 0
+    #: tdmrep.json counters; None until :meth:`usage` with a response first read one.
+    tdmrep: TdmRepStats | None = None
 
 
 class RobotsChecker(PacedChecks, UsageChecks, AsyncClosing):
@@ -227,8 +230,9 @@ class RobotsChecker(PacedChecks, UsageChecks, AsyncClosing):
 
     @property
     def stats(self) -> CheckerStats:
-        """Counters: checks, disallowed, pacing, and the cache's own."""
+        """Counters: checks, disallowed, pacing, the cache's own and tdmrep.json's."""
         pacer = self._pacer
+        tdm = self._usage_sources.tdmrep
         return CheckerStats(
             self._checks,
             self._disallowed,
@@ -238,6 +242,7 @@ class RobotsChecker(PacedChecks, UsageChecks, AsyncClosing):
             pacer.pauses,
             pacer.backoffs,
             pacer.store_errors,
+            None if tdm is None else tdm.stats,
         )
 
     async def allowed(self, url: object, *, user_agent: str | None = None) -> bool:

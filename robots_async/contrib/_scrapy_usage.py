@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from scrapy.http import Request, Response
 
     from ..cache.cache import RobotsCache
+    from ..cache.tdmrep import TdmRepStats
     from ..core.robots import RobotsTxt
     from ..core.usage import UsageCategory
     from ..core.usage_answer import UsageAnswer
@@ -74,6 +75,12 @@ class ScrapyUsageSignals:
                 self._inc(f"robotsasync/usage_answer/refused/{category}")
                 logger.debug("Refused: %s disallowed by %s: %s", category, names, request)
                 raise IgnoreRequest(f"{category} disallowed ({names})")
+
+    @property
+    def tdmrep_stats(self) -> TdmRepStats | None:
+        """The tdmrep.json counters (None before the first response was read)."""
+        tdm = self._sources.tdmrep
+        return None if tdm is None else tdm.stats
 
     async def aclose(self) -> None:
         """Close the tdmrep.json cache."""

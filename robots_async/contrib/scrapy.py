@@ -390,11 +390,15 @@ class RobotsTxtMiddleware:
             raise StopDownload(fail=False)
 
     async def _spider_closed(self, spider: Any = None) -> None:
-        """Record the cache's counters (robotsasync/cache/<name>); close cache and store."""
+        """Record the cache's counters (robotsasync/cache/<name>) and tdmrep.json's
+        (robotsasync/tdmrep/<name>, when usage signals were read); close cache and store."""
         stats = self.crawler.stats
         if stats is not None:
             for name, value in dataclasses.asdict(self.cache.stats).items():
                 stats.set_value(f"robotsasync/cache/{name}", value)
+            tdm = None if self._signals is None else self._signals.tdmrep_stats
+            for name, value in dataclasses.asdict(tdm).items() if tdm is not None else ():
+                stats.set_value(f"robotsasync/tdmrep/{name}", value)
         try:
             if self._pacing is not None:
                 await self._pacing.close()
