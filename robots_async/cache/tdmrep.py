@@ -83,6 +83,8 @@ class TdmRepStats:
     unknown: int = 0
     #: Origins whose record is held.
     entries: int = 0
+    #: Estimated bytes those records hold (at most ``max_memory``, or one record).
+    memory: int = 0
     #: Records read from the shared store instead of fetching.
     store_hits: int = 0
     #: Store calls that failed (this process fetched instead).
@@ -153,6 +155,7 @@ class TdmRepCache:
             self.fetches,
             self._unknown,
             len(self._records),
+            self.memory,
             sharing.hits if sharing is not None else 0,
             sharing.errors if sharing is not None else 0,
             sharing.invalid if sharing is not None else 0,

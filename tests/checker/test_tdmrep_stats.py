@@ -50,6 +50,7 @@ async def test_two_checkers_on_one_store_count_one_fetch_and_one_shared_record(
     shared = sum(s.store_hits for s in stats if s is not None)
     assert (fetched, shared) == (2, 2)
     assert [s.entries for s in stats if s is not None] == [2, 2]
+    assert all(s.memory > 0 for s in stats if s is not None)
     assert [s.unknown + s.store_errors + s.store_invalid for s in stats if s is not None] == [0, 0]
     assert server.count(TDM, 0) == server.count(TDM, 1) == 1
 
