@@ -6,8 +6,9 @@ lanes, so tdmrep.json requests count against the same socket bound; concurrent
 questions for one origin share one fetch (single flight), which outlives a cancelled
 waiter as robots.txt fetches do.
 
-Outcomes (TDMRep §4.4; never failing open): a 2xx body is parsed; a 4xx but 429 means
-no file, so nothing is reserved by it; a 429 or 5xx, a network error, a redirect fault
+Outcomes (TDMRep §4.4; never failing open): a 2xx body is parsed; a 4xx but 429, or a
+2xx body that cannot begin a JSON file (an HTML page: a soft 404), means no file, so
+nothing is reserved by it; a 429 or 5xx, a network error, a redirect fault
 or a body over the cap is "unknown" and kept only ``error_ttl`` (the robots.txt policy's), then
 asked again.
 
@@ -30,7 +31,14 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from ..core.errors import ClosedError, ConfigurationError
-from ..core.tdmrep import TDMREP_MAX_BYTES, TdmAnswer, TdmRep, absent_status, parse_tdmrep
+from ..core.tdmrep import (
+    TDMREP_MAX_BYTES,
+    TdmAnswer,
+    TdmRep,
+    absent_status,
+    not_a_file,
+    parse_tdmrep,
+)
 from ..core.url import Origin
 from ..core.validate import integer
 from ..fetch.body import StreamingFetcher
@@ -309,6 +317,9 @@ def _reading(
         return TdmRep.absent()
     if not 200 <= status < 300:
         return TdmRep.unknown(f"tdmrep.json answered HTTP {status}")
+    page = not_a_file(body)  # (its first bytes tell, even of a body cut short)
+    if page is not None:
+        return TdmRep.absent(page)
     if cut:
         return TdmRep.unknown(f"tdmrep.json over {TDMREP_MAX_BYTES} bytes")
     return parse_tdmrep(body)

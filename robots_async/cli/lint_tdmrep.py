@@ -91,6 +91,9 @@ def _problems(rep: TdmRep, body: bytes) -> list[tuple[int, str, str]]:
     """(entry index or -1 for the file, code, message), in entry order."""
     if rep.error is not None:
         return [(-1, "unreadable", f"{rep.error}: crawlers treat every resource as unknown")]
+    if rep.not_a_file is not None:
+        message = f"{rep.not_a_file}: crawlers read no tdmrep.json here (nothing reserved)"
+        return [(-1, "not-a-file", message)]
     found = [
         (e.index, "invalid-entry", e.problem.removeprefix(f"entry {e.index}: "))
         for e in rep.entries

@@ -31,6 +31,7 @@ __all__ = [
     "TdmRep",
     "TdmStatus",
     "absent_status",
+    "not_a_file",
     "parse_tdmrep",
 ]
 
@@ -44,6 +45,18 @@ TDMREP_MAX_BYTES: Final = 500 * 1024
 #: later entry might have matched): real files list a few locations, and a 510 KB
 #: file of 170,000 "{}" entries kept them all (32 MB, per origin cached).
 TDMREP_MAX_ENTRIES: Final = 1000
+
+#: A body whose first byte (after a UTF-8 BOM and whitespace) could start a JSON
+#: array or object, or is not ASCII text (JSON saved in UTF-16 or UTF-32 starts with a
+#: BOM or a NUL; a byte of another encoding): the publisher wrote a file, so one that
+#: cannot be read is "unknown". Anything else (an HTML page, the soft 404 of a site
+#: that answers every path with one; text; nothing) is no TDMRep file: TDMRep, "TDM
+#: File on the Origin Server": "Failure to provide access to such a representation
+#: implies that the origin server does not implement this protocol".
+_JSON_START: Final = re.compile(rb"[ \t\r\n]*[\[{\x00\x80-\xff]")
+_UTF8_BOM: Final = b"\xef\xbb\xbf"
+#: How much of a body the test above reads (whitespace before the JSON included).
+_START_BYTES: Final = 4096
 
 #: What a source says about TDM rights on a resource.
 TdmStatus = Literal["reserved", "not-reserved", "unknown"]
@@ -93,11 +106,14 @@ class TdmRep:
     error: str | None = None
     #: Entries past TDMREP_MAX_ENTRIES were not kept.
     more: bool = False
+    #: Why there is no file when a 2xx body was not one (see not_a_file()).
+    not_a_file: str | None = None
 
     @classmethod
-    def absent(cls) -> TdmRep:
-        """No file (a 404 or other 4xx): nothing is reserved by the file."""
-        return cls()
+    def absent(cls, not_a_file: str | None = None) -> TdmRep:
+        """No file (a 404 or other 4xx, or a 2xx body that is no TDMRep file: see
+        :func:`not_a_file`): nothing is reserved by the file."""
+        return cls(not_a_file=not_a_file)
 
     @classmethod
     def unknown(cls, reason: str) -> TdmRep:
@@ -127,7 +143,21 @@ class TdmRep:
         if self.more:
             why = f"no match in the first {len(self.entries)} entries of a longer file"
             return TdmAnswer("unknown", reason=why)
+        if self.not_a_file is not None:
+            return TdmAnswer("not-reserved", reason=f"no tdmrep.json ({self.not_a_file})")
         return TdmAnswer("not-reserved", reason="no matching location")
+
+
+def not_a_file(body: bytes | bytearray | memoryview) -> str | None:
+    """Why a 2xx body is no TDMRep file (it cannot start a JSON array or object: an
+    HTML page, text, nothing), or None if it may be one."""
+    start = bytes(body[:_START_BYTES]).removeprefix(_UTF8_BOM)
+    if _JSON_START.match(start):
+        return None
+    lead = start.lstrip(b" \t\r\n")[:1]
+    if not lead:  # blank so far: no file if that is all, else the parser decides
+        return "an empty body" if len(body) <= _START_BYTES else None
+    return "a page, not JSON" if lead == b"<" else "text, not JSON"
 
 
 def absent_status(status: int) -> bool:
@@ -153,6 +183,9 @@ def parse_tdmrep(
         body = body.encode("utf-8", "surrogatepass")  # a lone surrogate: not UTF-8 below
     elif not isinstance(body, (bytes, bytearray, memoryview)):
         raise PageInputTypeError("body must be bytes, bytearray, memoryview or str", body)
+    why = not_a_file(body)
+    if why is not None:
+        return TdmRep.absent(why)
     if len(body) > limit:
         return TdmRep.unknown(f"tdmrep.json over {limit} bytes")
     try:

@@ -89,6 +89,25 @@ async def test_unknown_is_asked_again_after_error_ttl(
     assert server.count(PATH) == 2
 
 
+@pytest.mark.parametrize(
+    "page", ["<!DOCTYPE html><h1>Not found</h1>", "<html>" + "<p>x</p>" * 100_000]
+)
+async def test_a_site_answering_every_path_with_a_page_has_no_file(
+    server: Server, make_cache: Callable[..., ra.RobotsCache], clock: FakeClock, page: str
+) -> None:
+    """A soft 404 (an HTML page with 200; one past the byte cap too): no TDMRep file,
+    kept the whole ttl, not asked again every error_ttl as an unreadable file is."""
+    server.text(PATH, page, headers={"Content-Type": "text/html"})
+    tdm = _tdm(make_cache, clock=clock)
+    answer, record = await tdm.lookup(server.url("/books/1"))
+    assert (answer.status, answer.reason) == ("not-reserved", "no tdmrep.json (a page, not JSON)")
+    assert record.expires - record.fetched_at == ra.FetchPolicy().ttl
+    clock.advance(ra.FetchPolicy().error_ttl + 1)
+    await tdm.lookup(server.url("/books/2"))
+    assert server.count(PATH) == 1
+    assert tdm.stats.unknown == 0
+
+
 async def test_records_are_bounded_by_memory(
     make_server: Callable[..., Any], make_cache: Callable[..., ra.RobotsCache]
 ) -> None:

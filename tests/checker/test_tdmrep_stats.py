@@ -67,3 +67,19 @@ async def test_a_failing_file_is_counted_unknown(
     stats = checker.stats.tdmrep
     assert stats is not None
     assert (stats.fetches, stats.unknown, stats.entries) == (1, 1, 1)
+
+
+async def test_a_soft_404_leaves_the_sites_own_allowance(
+    server: Server, make_checker: Callable[..., ra.RobotsChecker]
+) -> None:
+    """A site that allows training in robots.txt and answers tdmrep.json with its HTML
+    page: train-ai stays allowed (an unreadable file's unknown would outrank it)."""
+    server.text("/robots.txt", "User-agent: *\nContent-Signal: ai-train=yes\nAllow: /\n")
+    server.text(TDM, "<!DOCTYPE html><title>Not found</title>")
+    checker = make_checker()
+    answer = await checker.usage(server.url("/books/1"), headers={})
+    assert answer.get("train-ai") == "allowed"
+    assert [s.source for s in answer.sources if s.label == "train-ai"] == ["robots-content-signal"]
+    stats = checker.stats.tdmrep
+    assert stats is not None
+    assert (stats.fetches, stats.unknown) == (1, 0)

@@ -73,6 +73,23 @@ def test_unreadable_file_is_one_warning(
     assert message in first
 
 
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [(b"<!DOCTYPE html><p>Page not found", "a page"), (b"Not Found", "text"), (b"", "empty")],
+)
+def test_a_body_that_is_no_tdmrep_file_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], body: bytes, why: str
+) -> None:
+    """An HTML page (a soft 404), text or nothing: crawlers read no file; lint says so."""
+    path = tmp_path / "tdmrep.json"
+    path.write_bytes(body)
+    assert main(["lint", str(path)]) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith(f"{path}: not-a-file: ")
+    assert why in first
+    assert "nothing reserved" in first
+
+
 def tdmrep_app(status: int, body: bytes = b"") -> web.Application:
     async def handler(request: web.Request) -> web.Response:
         return web.Response(status=status, body=body, content_type="application/json")

@@ -53,11 +53,10 @@ def test_refuse_train_ai_from_every_source(site: Site, tmp_path: Path) -> None:
     assert pages.count(TDM) == 1
     assert signals.count(TDM) == 1
     # The crawl's stats count them: one fetch per origin. The second host answers every
-    # path with an HTML page (a soft 404): its tdmrep.json is unreadable, so unknown,
-    # which refuses nothing (that host's refusal is its Content-Signal's).
+    # path with an HTML page (a soft 404): no TDMRep file there, so not unknown.
     assert result.stat("robotsasync/tdmrep/fetches") == 2
     assert result.stat("robotsasync/tdmrep/entries") == 2
-    assert result.stat("robotsasync/tdmrep/unknown") == 1
+    assert result.stat("robotsasync/tdmrep/unknown") == 0
     # The audit log: one line per response (refused ones too), with robots.txt's sha256.
     lines = [json.loads(line) for line in audit.read_text().splitlines()]
     assert sorted(line["url"] for line in lines) == sorted([*urls, signals.url("/page")])

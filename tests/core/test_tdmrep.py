@@ -52,6 +52,41 @@ def test_absent_file_reserves_nothing() -> None:
 
 
 @pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (b"<!DOCTYPE html>\n<title>Not found</title>", "a page, not JSON"),
+        (b"\xef\xbb\xbf  \n<html>", "a page, not JSON"),
+        (b"Not Found", "text, not JSON"),
+        (b"", "an empty body"),
+        (b" \r\n\t", "an empty body"),
+    ],
+)
+def test_a_body_that_is_no_tdmrep_file_reserves_nothing(body: bytes, why: str) -> None:
+    """TDMRep: failing to serve a machine-readable file means the origin does not
+    implement the protocol. A site answering every path with a page (a soft 404) is
+    the usual case: no file, not an unreadable one."""
+    rep = parse_tdmrep(body)
+    assert (rep.error, rep.not_a_file) == (None, why)
+    answer = rep.lookup("https://x.test/books/1")
+    assert answer.status == "not-reserved"
+    assert answer.reason == f"no tdmrep.json ({why})"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[{",  # a file begun: its publisher meant one
+        b"\xff\xfe[\x00]\x00",  # saved as UTF-16
+        b"\x00[",  # UTF-16 big-endian without its BOM
+        b"\xff[]",
+        b" " * 5000 + b"[]",  # blank past what the test reads: the parser decides
+    ],
+)
+def test_a_body_begun_as_a_file_is_read_as_one(body: bytes) -> None:
+    assert parse_tdmrep(body).not_a_file is None
+
+
+@pytest.mark.parametrize(
     "body",
     [
         b"{not json",
