@@ -74,7 +74,8 @@ class StoredResource:
     expires: float
     #: The body was longer than the cap (then ``body`` is empty).
     truncated: bool = False
-    #: The 2xx body as received; b"" otherwise.
+    #: The 2xx body as received; b"" otherwise. Of a page served as the file (no file:
+    #: see core.tdmrep.not_a_file), its first SNIFF_BYTES, not truncated.
     body: bytes = b""
 
     def metadata(self) -> dict[str, Any]:

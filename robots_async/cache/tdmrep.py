@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import ClosedError, ConfigurationError
 from ..core.tdmrep import (
+    SNIFF_BYTES,
     TDMREP_MAX_BYTES,
     TdmAnswer,
     TdmRep,
@@ -271,15 +272,17 @@ class TdmRepCache:
             stored = StoredResource("tdmrep", url, None, "timeout", now, now + policy.error_ttl)
             return TdmRecord(rep, None, now, stored.expires), stored
         sink = sinks[-1]
+        body = b"".join(sink.parts)
         limit = policy.max_bytes
         ours = limit is not None and limit < sink.cap and sink.size <= sink.cap
-        if outcome.truncated and ours and 200 <= (outcome.status or 0) < 300:
+        success = 200 <= (outcome.status or 0) < 300
+        if outcome.truncated and ours and success and (not body or not_a_file(body) is None):
             # A fetcher keeping bodies (Scrapy's) stopped at robots.txt's max_bytes,
             # below this cap: how long the file is, nobody saw. Our limit: not shared.
+            # (A page shows in its first bytes: that observation is the site's.)
             why = f"tdmrep.json cut at max_bytes={limit}, below its {sink.cap}-byte cap"
             return TdmRecord(TdmRep.unknown(why), outcome.status, now, now + policy.error_ttl), None
         cut = sink.size > sink.cap or outcome.truncated
-        body = b"".join(sink.parts)
         rep = _reading(outcome.status, outcome.error, outcome.error_detail, cut, body)
         if rep.error is not None:
             self._unknown += 1
@@ -287,9 +290,12 @@ class TdmRepCache:
         record = TdmRecord(rep, outcome.status, now, now + ttl)
         if outcome.error in LOCAL_ERRORS:
             return record, None
-        ok = outcome.error is None and not cut and 200 <= (outcome.status or 0) < 300
+        kept = body if outcome.error is None and success and not cut else b""
+        if rep.not_a_file is not None and body:
+            # Of a page, cut short or not, what tells it is one: no file (see _reading).
+            kept, cut = body[:SNIFF_BYTES], False
         stored = StoredResource(
-            "tdmrep", url, outcome.status, outcome.error, now, now + ttl, cut, body if ok else b""
+            "tdmrep", url, outcome.status, outcome.error, now, now + ttl, cut, kept
         )
         return record, stored
 
@@ -317,7 +323,9 @@ def _reading(
         return TdmRep.absent()
     if not 200 <= status < 300:
         return TdmRep.unknown(f"tdmrep.json answered HTTP {status}")
-    page = not_a_file(body)  # (its first bytes tell, even of a body cut short)
+    # A page shows in its first bytes, of a body cut short too (a shared record of one
+    # keeps them); a record of a file cut short keeps no body: unknown below.
+    page = not_a_file(body) if body else None
     if page is not None:
         return TdmRep.absent(page)
     if cut:

@@ -23,6 +23,7 @@ from .url import encode_non_ascii, request_target
 from .validate import integer
 
 __all__ = [
+    "SNIFF_BYTES",
     "TDMREP_PATH",
     "TDMREP_MAX_BYTES",
     "TDMREP_MAX_ENTRIES",
@@ -55,8 +56,8 @@ TDMREP_MAX_ENTRIES: Final = 1000
 #: implies that the origin server does not implement this protocol".
 _JSON_START: Final = re.compile(rb"[ \t\r\n]*[\[{\x00\x80-\xff]")
 _UTF8_BOM: Final = b"\xef\xbb\xbf"
-#: How much of a body the test above reads (whitespace before the JSON included).
-_START_BYTES: Final = 4096
+#: How much of a body not_a_file() reads (whitespace before the JSON included).
+SNIFF_BYTES: Final = 4096
 
 #: What a source says about TDM rights on a resource.
 TdmStatus = Literal["reserved", "not-reserved", "unknown"]
@@ -151,12 +152,12 @@ class TdmRep:
 def not_a_file(body: bytes | bytearray | memoryview) -> str | None:
     """Why a 2xx body is no TDMRep file (it cannot start a JSON array or object: an
     HTML page, text, nothing), or None if it may be one."""
-    start = bytes(body[:_START_BYTES]).removeprefix(_UTF8_BOM)
+    start = bytes(body[:SNIFF_BYTES]).removeprefix(_UTF8_BOM)
     if _JSON_START.match(start):
         return None
     lead = start.lstrip(b" \t\r\n")[:1]
     if not lead:  # blank so far: no file if that is all, else the parser decides
-        return "an empty body" if len(body) <= _START_BYTES else None
+        return "an empty body" if len(body) <= SNIFF_BYTES else None
     return "a page, not JSON" if lead == b"<" else "text, not JSON"
 
 

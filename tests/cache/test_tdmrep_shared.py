@@ -201,6 +201,33 @@ async def test_a_cut_at_our_max_bytes_is_not_shared_as_the_sites_file(
     await cutting.aclose()
 
 
+@pytest.mark.parametrize("keeps_body", [False, True], ids=["streaming", "keeps-body"])
+async def test_a_page_served_as_the_file_is_shared_as_no_file(
+    server: Server, make_cache: Callable[..., ra.RobotsCache], keeps_body: bool
+) -> None:
+    """A 700 KB HTML page at tdmrep.json (a soft 404), cut by the byte cap or by a
+    body-keeping fetcher's robots.txt max_bytes: its first bytes tell it is a page, so
+    the fleet shares "no file" (a record of them), and a peer reads no file too."""
+    server.text(PATH, "<!DOCTYPE html>" + "<p>page</p>" * 64_000)
+    store = ra.MemoryStore()
+    if keeps_body:
+        small = make_cache(store=store, policy=ra.FetchPolicy(max_bytes=10_000))
+        first = TdmRepCache(small, KeepsBody(small._fetcher))  # type: ignore[arg-type]
+    else:
+        [first] = tdm_caches(make_cache, store)
+    answer, _ = await first.lookup(server.url("/books/1"))
+    assert (answer.status, answer.reason) == ("not-reserved", "no tdmrep.json (a page, not JSON)")
+    stored = await store.get_resource(server.origin(), "tdmrep")
+    assert stored is not None
+    assert (stored.status, stored.truncated, len(stored.body)) == (200, False, 4096)
+    [peer] = tdm_caches(make_cache, store)
+    answer, record = await peer.lookup(server.url("/books/2"))
+    assert (answer.status, answer.reason) == ("not-reserved", "no tdmrep.json (a page, not JSON)")
+    assert record.expires - record.fetched_at == ra.FetchPolicy().ttl
+    assert server.count(PATH) == 1
+    await first.aclose()
+
+
 async def test_held_lease_without_record_waits_one_fetch_then_fetches(
     server: Server, make_cache: Callable[..., ra.RobotsCache]
 ) -> None:
