@@ -305,6 +305,7 @@ def _size(rep: TdmRep) -> int:
     return (
         _RECORD
         + len(rep.error or "")
+        + len(rep.not_a_file or "")
         + sum(
             _PER_ENTRY + len(e.location or "") + len(e.policy or "") + len(e.problem or "")
             for e in rep.entries
