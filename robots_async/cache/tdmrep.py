@@ -276,10 +276,11 @@ class TdmRepCache:
         limit = policy.max_bytes
         ours = limit is not None and limit < sink.cap and sink.size <= sink.cap
         success = 200 <= (outcome.status or 0) < 300
-        if outcome.truncated and ours and success and (not body or not_a_file(body) is None):
+        if outcome.truncated and ours and success and not_a_file(body, cut=True) is None:
             # A fetcher keeping bodies (Scrapy's) stopped at robots.txt's max_bytes,
             # below this cap: how long the file is, nobody saw. Our limit: not shared.
             # (A page shows in its first bytes: that observation is the site's.)
+            self._unknown += 1
             why = f"tdmrep.json cut at max_bytes={limit}, below its {sink.cap}-byte cap"
             return TdmRecord(TdmRep.unknown(why), outcome.status, now, now + policy.error_ttl), None
         cut = sink.size > sink.cap or outcome.truncated
@@ -325,7 +326,7 @@ def _reading(
         return TdmRep.unknown(f"tdmrep.json answered HTTP {status}")
     # A page shows in its first bytes, of a body cut short too (a shared record of one
     # keeps them); a record of a file cut short keeps no body: unknown below.
-    page = not_a_file(body) if body else None
+    page = not_a_file(body, cut=cut) if body else None
     if page is not None:
         return TdmRep.absent(page)
     if cut:
