@@ -59,9 +59,11 @@ _JSON_START: Final = re.compile(rb"[ \t\r\n]*[\[{\x00\x80-\xff]")
 #: A control byte other than JSON's whitespace: binary, neither a page nor text (a
 #: gzip file served without its Content-Encoding starts 1F 8B 08 00).
 _BINARY: Final = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-#: A body naming TDMRep's property was written as a file, whatever precedes its JSON
-#: (a comment, a JSONP call, an anti-XSSI prefix, a <pre> a CMS wrapped it in).
-_PROPERTY: Final = re.compile(rb"tdm[-_]reservation", re.IGNORECASE)
+#: A body with TDMRep's property as a JSON key was written as a file, whatever precedes
+#: its JSON (a comment, a JSONP call, an anti-XSSI prefix, a <pre> a CMS wrapped it
+#: in). As a key only: a site's soft 404 carries TDMRep's own HTML meta
+#: (name="tdm-reservation" content="1") when every page of the site does.
+_PROPERTY: Final = re.compile(rb"""["']tdm[-_]reservation["']\s*:""", re.IGNORECASE)
 _UTF8_BOM: Final = b"\xef\xbb\xbf"
 #: How much of a body not_a_file() reads (whitespace before the JSON included).
 SNIFF_BYTES: Final = 4096

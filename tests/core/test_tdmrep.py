@@ -59,6 +59,8 @@ def test_absent_file_reserves_nothing() -> None:
         (b"<!DOCTYPE html>\n<title>Not found</title>", "a page, not JSON"),
         (b"\xef\xbb\xbf  \n<html>", "a page, not JSON"),
         (b"Not Found", "text, not JSON"),
+        # A site declaring TDMRep in every page's head, this one its soft 404 too:
+        (b'<html><meta name="tdm-reservation" content="1"><p>Not found', "a page, not JSON"),
         (b"", "an empty body"),
         (b" \r\n\t", "an empty body"),
     ],
