@@ -129,6 +129,21 @@ async def test_a_file_served_oddly_stays_unknown(
     await tdm.aclose()
 
 
+async def test_a_partial_content_answer_is_unknown(
+    server: Server, make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    """A 206 nobody asked for (no Range is sent) is part of a file (RFC 9110 §15.3.7):
+    neither the file nor proof of none. Its piece began with text, so it read "no
+    file" (not-reserved) for a whole ttl."""
+    piece = FILE.encode()[3:30]  # 'location": "/books/*", "tdm'
+    server.text(PATH, piece, status=206, headers={"Content-Range": f"bytes 3-29/{len(FILE)}"})
+    tdm = _tdm(make_cache)
+    answer, record = await tdm.lookup(server.url("/books/1"))
+    assert (answer.status, record.status) == ("unknown", 206)
+    assert record.expires - record.fetched_at == ra.FetchPolicy().error_ttl
+    await tdm.aclose()
+
+
 async def test_records_are_bounded_by_memory(
     make_server: Callable[..., Any], make_cache: Callable[..., ra.RobotsCache]
 ) -> None:
