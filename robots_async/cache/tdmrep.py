@@ -8,8 +8,8 @@ waiter as robots.txt fetches do.
 
 Outcomes (TDMRep §4.4; never failing open): a 2xx body is parsed; a 4xx but 429, or a
 2xx body that cannot begin a JSON file (an HTML page: a soft 404), means no file, so
-nothing is reserved by it; a 429 or 5xx, a network error, a redirect fault
-or a body over the cap is "unknown" and kept only ``error_ttl`` (the robots.txt policy's), then
+nothing is reserved by it; a 429 or 5xx, an unasked 206, a network error, a redirect
+fault or a body over the cap is "unknown" and kept only ``error_ttl`` (the robots.txt policy's), then
 asked again.
 
 Shared through the robots cache's store when it has the resource methods
@@ -276,10 +276,11 @@ class TdmRepCache:
         limit = policy.max_bytes
         ours = limit is not None and limit < sink.cap and sink.size <= sink.cap
         success = 200 <= (outcome.status or 0) < 300
-        if outcome.truncated and ours and success and (not body or not_a_file(body) is None):
+        if outcome.truncated and ours and success and not_a_file(body, cut=True) is None:
             # A fetcher keeping bodies (Scrapy's) stopped at robots.txt's max_bytes,
             # below this cap: how long the file is, nobody saw. Our limit: not shared.
             # (A page shows in its first bytes: that observation is the site's.)
+            self._unknown += 1
             why = f"tdmrep.json cut at max_bytes={limit}, below its {sink.cap}-byte cap"
             return TdmRecord(TdmRep.unknown(why), outcome.status, now, now + policy.error_ttl), None
         cut = sink.size > sink.cap or outcome.truncated
@@ -324,9 +325,11 @@ def _reading(
         return TdmRep.absent()
     if not 200 <= status < 300:
         return TdmRep.unknown(f"tdmrep.json answered HTTP {status}")
+    if status == 206:  # part of a file, though no range is asked (RFC 9110 §15.3.7)
+        return TdmRep.unknown("tdmrep.json answered 206 Partial Content, unasked")
     # A page shows in its first bytes, of a body cut short too (a shared record of one
     # keeps them); a record of a file cut short keeps no body: unknown below.
-    page = not_a_file(body) if body else None
+    page = not_a_file(body, cut=cut) if body else None
     if page is not None:
         return TdmRep.absent(page)
     if cut:

@@ -210,7 +210,7 @@ def _cmd_lint_tdmrep(args: argparse.Namespace) -> int:
     # One byte past the cap: a longer file is then "over N bytes", not cut JSON.
     policy = _fetch_policy(args, max_bytes=args.max_bytes + 1)
     outcome = asyncio.run(_fetch(args, url, policy, keep_body=True))
-    if outcome.category != "ok":
+    if outcome.category != "ok" or outcome.status == 206:  # a part: unknown (cache.tdmrep)
         return tdmrep_unavailable(url, outcome, args.json)
     return lint_tdmrep(url, outcome.body or b"", args.json, args.max_bytes)
 

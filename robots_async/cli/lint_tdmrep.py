@@ -71,8 +71,8 @@ def _plural(count: int, one: str, many: str) -> str:
 
 def tdmrep_unavailable(url: str, outcome: FetchOutcome, as_json: bool) -> int:
     """No body to lint. A 4xx but 429 means the site has no file (nothing reserved by
-    it): exit 0; a 429 or 5xx, a redirect fault or a network error leaves its
-    reservations unknown, as crawlers read it (``cache.tdmrep``): exit 1."""
+    it): exit 0; a 429 or 5xx, an unasked 206, a redirect fault or a network error
+    leaves its reservations unknown, as crawlers read it (``cache.tdmrep``): exit 1."""
     status = outcome.status
     absent = outcome.error is None and status is not None and absent_status(status)
     fate = "no tdmrep.json" if absent else "unreachable"

@@ -50,11 +50,20 @@ TDMREP_MAX_ENTRIES: Final = 1000
 #: A body whose first byte (after a UTF-8 BOM and whitespace) could start a JSON
 #: array or object, or is not ASCII text (JSON saved in UTF-16 or UTF-32 starts with a
 #: BOM or a NUL; a byte of another encoding): the publisher wrote a file, so one that
-#: cannot be read is "unknown". Anything else (an HTML page, the soft 404 of a site
-#: that answers every path with one; text; nothing) is no TDMRep file: TDMRep, "TDM
-#: File on the Origin Server": "Failure to provide access to such a representation
-#: implies that the origin server does not implement this protocol".
+#: cannot be read is "unknown" (so is one _BINARY or _PROPERTY below finds). Anything
+#: else (an HTML page, the soft 404 of a site that answers every path with one; text;
+#: nothing) is no TDMRep file: TDMRep, "TDM File on the Origin Server": "Failure to
+#: provide access to such a representation implies that the origin server does not
+#: implement this protocol".
 _JSON_START: Final = re.compile(rb"[ \t\r\n]*[\[{\x00\x80-\xff]")
+#: A control byte other than JSON's whitespace: binary, neither a page nor text (a
+#: gzip file served without its Content-Encoding starts 1F 8B 08 00).
+_BINARY: Final = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: A body with TDMRep's property as a JSON key was written as a file, whatever precedes
+#: its JSON (a comment, a JSONP call, an anti-XSSI prefix, a <pre> a CMS wrapped it
+#: in). As a key only: a site's soft 404 carries TDMRep's own HTML meta
+#: (name="tdm-reservation" content="1") when every page of the site does.
+_PROPERTY: Final = re.compile(rb"""["']tdm[-_]reservation["']\s*:""", re.IGNORECASE)
 _UTF8_BOM: Final = b"\xef\xbb\xbf"
 #: How much of a body not_a_file() reads (whitespace before the JSON included).
 SNIFF_BYTES: Final = 4096
@@ -149,15 +158,16 @@ class TdmRep:
         return TdmAnswer("not-reserved", reason="no matching location")
 
 
-def not_a_file(body: bytes | bytearray | memoryview) -> str | None:
+def not_a_file(body: bytes | bytearray | memoryview, *, cut: bool = False) -> str | None:
     """Why a 2xx body is no TDMRep file (it cannot start a JSON array or object: an
-    HTML page, text, nothing), or None if it may be one."""
+    HTML page, text, nothing), or None if it may be one. ``cut``: ``body`` is the
+    start of a longer one (blank so far then says nothing)."""
     start = bytes(body[:SNIFF_BYTES]).removeprefix(_UTF8_BOM)
-    if _JSON_START.match(start):
+    if _JSON_START.match(start) or _BINARY.search(start) or _PROPERTY.search(body):
         return None
     lead = start.lstrip(b" \t\r\n")[:1]
     if not lead:  # blank so far: no file if that is all, else the parser decides
-        return "an empty body" if len(body) <= SNIFF_BYTES else None
+        return "an empty body" if len(body) <= SNIFF_BYTES and not cut else None
     return "a page, not JSON" if lead == b"<" else "text, not JSON"
 
 

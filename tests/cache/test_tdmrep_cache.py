@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -106,6 +107,41 @@ async def test_a_site_answering_every_path_with_a_page_has_no_file(
     await tdm.lookup(server.url("/books/2"))
     assert server.count(PATH) == 1
     assert tdm.stats.unknown == 0
+
+
+@pytest.mark.parametrize(
+    "body",
+    [gzip.compress(FILE.encode()), b"// TDMRep\n" + FILE.encode()],
+    ids=["gzip-unlabelled", "comment"],
+)
+async def test_a_file_served_oddly_stays_unknown(
+    server: Server, make_cache: Callable[..., ra.RobotsCache], body: bytes
+) -> None:
+    """A gzip file without Content-Encoding (a static host's missing header) or one
+    begun by a comment: its publisher meant a file, so unknown for error_ttl. Both
+    read "no file" (text) kept ttl: the site's reservation of /books/ lost."""
+    server.text(PATH, body, headers={"Content-Type": "application/json"})
+    tdm = _tdm(make_cache)
+    answer, record = await tdm.lookup(server.url("/books/1"))
+    assert answer.status == "unknown"
+    assert record.expires - record.fetched_at == ra.FetchPolicy().error_ttl
+    assert tdm.stats.unknown == 1
+    await tdm.aclose()
+
+
+async def test_a_partial_content_answer_is_unknown(
+    server: Server, make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    """A 206 nobody asked for (no Range is sent) is part of a file (RFC 9110 §15.3.7):
+    neither the file nor proof of none. Its piece began with text, so it read "no
+    file" (not-reserved) for a whole ttl."""
+    piece = FILE.encode()[3:30]  # 'location": "/books/*", "tdm'
+    server.text(PATH, piece, status=206, headers={"Content-Range": f"bytes 3-29/{len(FILE)}"})
+    tdm = _tdm(make_cache)
+    answer, record = await tdm.lookup(server.url("/books/1"))
+    assert (answer.status, record.status) == ("unknown", 206)
+    assert record.expires - record.fetched_at == ra.FetchPolicy().error_ttl
+    await tdm.aclose()
 
 
 async def test_records_are_bounded_by_memory(

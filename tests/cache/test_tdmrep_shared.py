@@ -201,6 +201,36 @@ async def test_a_cut_at_our_max_bytes_is_not_shared_as_the_sites_file(
     await cutting.aclose()
 
 
+async def test_a_cut_at_our_max_bytes_is_counted_unknown(
+    server: Server, make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    """TdmRepStats.unknown counts one of our own limits too (its docstring says so):
+    the body-keeping fetcher's cut read unknown and counted 0."""
+    entries = [{"location": f"/p{i}/", "tdm-reservation": 0} for i in range(600)]
+    server.text(PATH, json.dumps(entries))
+    small = make_cache(policy=ra.FetchPolicy(max_bytes=10_000))
+    cutting = TdmRepCache(small, KeepsBody(small._fetcher))  # type: ignore[arg-type]
+    assert (await cutting.lookup(server.url("/p1/a")))[0].status == "unknown"
+    assert (cutting.stats.fetches, cutting.stats.unknown) == (1, 1)
+    await cutting.aclose()
+
+
+async def test_a_blank_start_cut_at_our_max_bytes_is_no_empty_body(
+    server: Server, make_cache: Callable[..., ra.RobotsCache]
+) -> None:
+    """A file whose JSON follows 5,000 blanks, cut at a 1,000-byte max_bytes: what was
+    kept is blank, but the body went on. It read "an empty body" (no file, reserving
+    nothing), the reservation behind the blanks lost."""
+    server.text(PATH, " " * 5000 + FILE)
+    store = ra.MemoryStore()
+    small = make_cache(store=store, policy=ra.FetchPolicy(max_bytes=1000))
+    cutting = TdmRepCache(small, KeepsBody(small._fetcher))  # type: ignore[arg-type]
+    answer, _ = await cutting.lookup(server.url("/books/1"))
+    assert answer.status == "unknown"
+    assert await store.get_resource(server.origin(), "tdmrep") is None  # our limit
+    await cutting.aclose()
+
+
 @pytest.mark.parametrize("keeps_body", [False, True], ids=["streaming", "keeps-body"])
 async def test_a_page_served_as_the_file_is_shared_as_no_file(
     server: Server, make_cache: Callable[..., ra.RobotsCache], keeps_body: bool

@@ -133,8 +133,13 @@ def redirect_app(location: str | None) -> web.Application:
 
 @pytest.mark.parametrize(
     ("app", "status"),
-    [(redirect_app(None), "a redirect without Location"), (tdmrep_app(429), "HTTP 429")],
-    ids=["bad-redirect", "429"],
+    [
+        (redirect_app(None), "a redirect without Location"),
+        (tdmrep_app(429), "HTTP 429"),
+        # Part of a file, unasked: it said "not-a-file: crawlers read no tdmrep.json".
+        (tdmrep_app(206, b'location": "/books/*", "tdm-'), "HTTP 206"),
+    ],
+    ids=["bad-redirect", "429", "206"],
 )
 async def test_url_whose_file_is_unknown_exits_1(
     serve: Serve, capsys: pytest.CaptureFixture[str], app: web.Application, status: str

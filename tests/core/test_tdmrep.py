@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 
 import pytest
 
@@ -57,6 +59,8 @@ def test_absent_file_reserves_nothing() -> None:
         (b"<!DOCTYPE html>\n<title>Not found</title>", "a page, not JSON"),
         (b"\xef\xbb\xbf  \n<html>", "a page, not JSON"),
         (b"Not Found", "text, not JSON"),
+        # A site declaring TDMRep in every page's head, this one its soft 404 too:
+        (b'<html><meta name="tdm-reservation" content="1"><p>Not found', "a page, not JSON"),
         (b"", "an empty body"),
         (b" \r\n\t", "an empty body"),
     ],
@@ -84,6 +88,32 @@ def test_a_body_that_is_no_tdmrep_file_reserves_nothing(body: bytes, why: str) -
 )
 def test_a_body_begun_as_a_file_is_read_as_one(body: bytes) -> None:
     assert parse_tdmrep(body).not_a_file is None
+
+
+_RESERVING = _file(*RESERVE_ALL)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        gzip.compress(_RESERVING),  # served compressed without Content-Encoding
+        zlib.compress(_RESERVING),  # (its first byte is "x": read as text)
+        b"\x0c" + _RESERVING,  # a form feed: not JSON's whitespace, nor text
+        b"// reservations for the whole site\n" + _RESERVING,
+        b"/* TDMRep */ " + _RESERVING,
+        b"callback(" + _RESERVING + b");",  # JSONP
+        b")]}',\n" + _RESERVING,  # an anti-XSSI prefix
+        b"<pre>" + _RESERVING + b"</pre>",  # a CMS that wraps what it serves
+    ],
+    ids=["gzip", "zlib", "form-feed", "line-comment", "block-comment", "jsonp", "xssi", "pre"],
+)
+def test_a_file_that_does_not_begin_as_json_is_unknown_not_absent(body: bytes) -> None:
+    """Binary bytes or a body naming a TDMRep property is a file its publisher meant:
+    unreadable, so unknown. Read as text or a page (no file), the reservation it
+    makes was lost: "not-reserved" for a whole ttl (failing open)."""
+    rep = parse_tdmrep(body)
+    assert rep.not_a_file is None
+    assert rep.lookup("https://x.test/a").status == "unknown"
 
 
 @pytest.mark.parametrize(
