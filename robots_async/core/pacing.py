@@ -60,8 +60,8 @@ class PaceState:
     #: When the longest ``Retry-After`` seen (429 or 503) ends, and when it was seen.
     retry_at: float | None = None
     paused_at: float | None = None
-    #: The last 429/503 without ``Retry-After``, and how many came in a row (a
-    #: success resets them).
+    #: The last 429/503 without ``Retry-After``, and how many came in a row (until
+    #: successes end the run: :func:`observed`).
     failed_at: float | None = None
     failures: int = 0
 
@@ -139,7 +139,7 @@ def _after_success(state: PaceState, failed_at: float, rule: PaceRule, now: floa
       one more back-off: the requests sent when it ended may still answer 429, and a
       429 there must double the back-off, not start a new one. Ending the run on the
       first success let a 429 of the same moment, recorded 1 ms after it, start again
-      at 2 s (seen in tests/contrib/redis_store/test_fleet_pacing.py, 1 run in ~15);
+      at 2 s (the fleet back-off test failed so, 2 of 32 runs under load);
     - a success after that ends the run.
     """
     span = backoff(state, rule)
