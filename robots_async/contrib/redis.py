@@ -129,7 +129,9 @@ if ttl < keep * 1000 then redis.call("pexpire", KEYS[1], math.ceil(keep * 1000))
 return {string.format("%.6f", start - now), failures, 1}
 """
 # ARGV: busy ("1"/"0"), retry_after seconds ("" for none), max_retry_after,
-# max_backoff, margin, first_backoff. A pause is never shortened; a success ends a failure run.
+# max_backoff, margin, first_backoff. A pause is never shortened; a success ends a
+# failure run as core.pacing._after_success says (within the back-off: nothing; for one
+# more back-off: the pause only, the run kept for a 429 of the same moment; then all).
 _OBSERVE = """
 local t = redis.call("time")
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
@@ -137,12 +139,14 @@ local keep = tonumber(ARGV[5])
 if ARGV[1] == "0" then
     local failures = tonumber(redis.call("hget", KEYS[1], "failures"))
     if failures then
-        -- A success within the run's back-off was sent before the failure: no reset.
         local failed_at = tonumber(redis.call("hget", KEYS[1], "failed_at")) or 0
         local backoff = math.min(tonumber(ARGV[6]) * 2 ^ math.min(failures - 1, 64),
             tonumber(ARGV[4]))
-        if now >= failed_at + backoff then
+        local longest = backoff * 1.25
+        if now >= failed_at + longest + backoff then
             redis.call("hdel", KEYS[1], "failures", "failed_at")
+        elseif now >= failed_at + backoff and now - longest < failed_at then
+            redis.call("hset", KEYS[1], "failed_at", string.format("%.6f", now - longest))
         end
     end
     return 0

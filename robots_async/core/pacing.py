@@ -60,8 +60,8 @@ class PaceState:
     #: When the longest ``Retry-After`` seen (429 or 503) ends, and when it was seen.
     retry_at: float | None = None
     paused_at: float | None = None
-    #: The last 429/503 without ``Retry-After``, and how many came in a row (a
-    #: success resets them).
+    #: The last 429/503 without ``Retry-After``, and how many came in a row (until
+    #: successes end the run: :func:`observed`).
     failed_at: float | None = None
     failures: int = 0
 
@@ -114,23 +114,43 @@ def observed(
 ) -> PaceState:
     """``state`` after a page response: ``busy`` for 429/503 (RFC 6585 §4, RFC 9110
     §15.6.4), with its ``Retry-After`` in seconds if it had one. A pause is never
-    shortened by a later, shorter one; a success ends a run of failures, unless it
-    arrives within the back-off ``rule`` gives that run: that request was sent before
-    the failure (in flight across a fleet), not after the back-off, and ending the run
-    on it let every worker resume at once (measured under load)."""
+    shortened by a later, shorter one; a success ends a run of failures
+    (:func:`_after_success` says when, under ``rule``)."""
     if not busy:
         if state.failures == 0:
             return state
-        failed_at = state.failed_at
-        if rule is not None and failed_at is not None and now < failed_at + backoff(state, rule):
-            return state
-        return replace(state, failures=0, failed_at=None)
+        if rule is None or state.failed_at is None:
+            return replace(state, failures=0, failed_at=None)
+        return _after_success(state, state.failed_at, rule, now)
     if retry_after is not None:
         until = now + max(0.0, retry_after)
         if state.retry_at is not None and state.retry_at >= until:
             return state
         return replace(state, retry_at=until, paused_at=now)
     return replace(state, failures=state.failures + 1, failed_at=now)
+
+
+def _after_success(state: PaceState, failed_at: float, rule: PaceRule, now: float) -> PaceState:
+    """``state`` after a success during its run of failures, whose responses across a
+    fleet come back in any order:
+
+    - within the run's back-off, the request was sent before the failure: nothing ends;
+    - after it, the back-off ends for every worker at once, but the run is kept for
+      one more back-off: the requests sent when it ended may still answer 429, and a
+      429 there must double the back-off, not start a new one. Ending the run on the
+      first success let a 429 of the same moment, recorded 1 ms after it, start again
+      at 2 s (the fleet back-off test failed so, 2 of 32 runs under load);
+    - a success after that ends the run.
+    """
+    span = backoff(state, rule)
+    longest = span * (1.0 + JITTER)
+    if now < failed_at + span:
+        return state
+    if now < failed_at + longest + span:
+        # Dated back so that no reader's jittered back-off outlasts ``now``.
+        ended = min(failed_at, now - longest)
+        return state if ended == failed_at else replace(state, failed_at=ended)
+    return replace(state, failures=0, failed_at=None)
 
 
 def keep_for(state: PaceState, rule: PaceRule, now: float) -> float:

@@ -66,7 +66,39 @@ def test_a_success_within_the_backoff_was_sent_before_it_and_ends_nothing() -> N
     state = observed(state, 100.0, busy=True, retry_after=None)  # 4 s back-off
     assert observed(state, 103.0, busy=False, retry_after=None, rule=RULE) is state
     after = observed(state, 104.5, busy=False, retry_after=None, rule=RULE)
-    assert (after.failures, after.failed_at) == (0, None)
+    assert next_visit(after, RULE, 104.5, 0.999) == 104.5  # over for every reader
+    assert after.failures == 2  # the run is kept for one more back-off (4 s)
+
+
+def test_a_429_just_after_a_success_of_its_moment_doubles_the_backoff() -> None:
+    """Two workers send when a 2 s back-off ends; one gets 429, the other 200, and the
+    200 is recorded first (as in a failing fleet run: 1.1 ms apart). The 429 continues
+    the run (4 s), as it does when recorded first; it restarted it at 2 s."""
+    state = observed(PaceState(), 100.0, busy=True, retry_after=None, rule=RULE)
+    success_first = observed(state, 102.388, busy=False, retry_after=None, rule=RULE)
+    success_first = observed(success_first, 102.389, busy=True, retry_after=None, rule=RULE)
+    busy_first = observed(state, 102.388, busy=True, retry_after=None, rule=RULE)
+    busy_first = observed(busy_first, 102.389, busy=False, retry_after=None, rule=RULE)
+    for after in (success_first, busy_first):
+        assert after.failures == 2, after
+        assert next_visit(after, RULE, 102.4, 0.0) >= 102.388 + 4.0, after
+
+
+def test_a_run_ends_once_successes_last_one_more_backoff() -> None:
+    """After the pause, successes for one back-off length end the run: a later 429
+    starts again at 2 s; one within that length doubles it."""
+    state = observed(PaceState(), 100.0, busy=True, retry_after=None, rule=RULE)
+    state = observed(state, 102.1, busy=False, retry_after=None, rule=RULE)  # pause over
+    within = observed(state, 104.0, busy=False, retry_after=None, rule=RULE)
+    assert within.failures == 1
+    assert observed(within, 104.0, busy=True, retry_after=None).failures == 2
+    ended = observed(within, 104.2, busy=False, retry_after=None, rule=RULE)
+    assert (ended.failures, ended.failed_at) == (0, None)
+    again = observed(ended, 104.3, busy=True, retry_after=None, rule=RULE)
+    assert next_visit(again, RULE, 104.3, 0.0) == 106.3
+    # With no success at all, the run goes on doubling (a site that only answers 429).
+    quiet = observed(PaceState(), 100.0, busy=True, retry_after=None, rule=RULE)
+    assert observed(quiet, 200.0, busy=True, retry_after=None, rule=RULE).failures == 2
 
 
 def test_a_thousand_failures_do_not_overflow() -> None:
