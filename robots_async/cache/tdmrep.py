@@ -9,8 +9,8 @@ waiter as robots.txt fetches do.
 Outcomes (TDMRep §4.4; never failing open): a 2xx body is parsed; a 4xx but 429, or a
 2xx body that cannot begin a JSON file (an HTML page: a soft 404), means no file, so
 nothing is reserved by it; a 429 or 5xx, an unasked 206, a network error, a redirect
-fault or a body over the cap is "unknown" and kept only ``error_ttl`` (the robots.txt policy's), then
-asked again.
+fault or a body over the cap is "unknown" and kept only ``error_ttl`` (the robots.txt
+policy's), then asked again.
 
 Shared through the robots cache's store when it has the resource methods
 (``cache.resources``; MemoryStore, SQLiteStore and RedisStore do): the fleet fetches
