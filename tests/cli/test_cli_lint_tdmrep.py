@@ -55,39 +55,28 @@ def test_clean_file_exits_0_and_json(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 @pytest.mark.parametrize(
-    ("body", "message"),
+    ("body", "code", "message"),
     [
-        (b'{"location": "/"}', "not a JSON array"),
-        (b"[{", "not JSON"),
-        (b"\xff[]", "not UTF-8"),
+        (b'{"location": "/"}', "unreadable", "not a JSON array"),
+        (b"[{", "unreadable", "not JSON"),
+        (b"\xff[]", "unreadable", "not UTF-8"),
+        # An HTML page (a soft 404), text or nothing: crawlers read no file at all.
+        (b"<!DOCTYPE html><p>Page not found", "not-a-file", "a page"),
+        (b"Not Found", "not-a-file", "text"),
+        (b"", "not-a-file", "empty"),
     ],
 )
-def test_unreadable_file_is_one_warning(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], body: bytes, message: str
+def test_a_file_crawlers_cannot_read_is_one_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], body: bytes, code: str, message: str
 ) -> None:
     path = tmp_path / "tdmrep.json"
     path.write_bytes(body)
     assert main(["lint", str(path)]) == 1
     first = capsys.readouterr().out.splitlines()[0]
-    assert first.startswith(f"{path}: unreadable: ")
+    assert first.startswith(f"{path}: {code}: ")
     assert message in first
-
-
-@pytest.mark.parametrize(
-    ("body", "why"),
-    [(b"<!DOCTYPE html><p>Page not found", "a page"), (b"Not Found", "text"), (b"", "empty")],
-)
-def test_a_body_that_is_no_tdmrep_file_says_so(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], body: bytes, why: str
-) -> None:
-    """An HTML page (a soft 404), text or nothing: crawlers read no file; lint says so."""
-    path = tmp_path / "tdmrep.json"
-    path.write_bytes(body)
-    assert main(["lint", str(path)]) == 1
-    first = capsys.readouterr().out.splitlines()[0]
-    assert first.startswith(f"{path}: not-a-file: ")
-    assert why in first
-    assert "nothing reserved" in first
+    unknown = "crawlers treat every resource as unknown"
+    assert (unknown if code == "unreadable" else "nothing reserved") in first
 
 
 def tdmrep_app(status: int, body: bytes = b"") -> web.Application:
