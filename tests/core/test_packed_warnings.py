@@ -33,7 +33,12 @@ def test_the_packed_size_estimate_covers_what_is_held() -> None:
         (i, W.UNKNOWN_KEY, b"<td class='x'>%d</td>" % i) for i in range(MAX_WARNINGS)
     ]
     records += [(5, W.LINE_TOO_LONG, "20000"), (MAX_WARNINGS, W.TOO_MANY_WARNINGS, "1000")]
-    packed, held = bytes_kept_by(lambda: PackedWarnings(records))
+    # The least of three builds: tracemalloc's total also counts what anything else
+    # allocates meanwhile once (a compiled full-suite run measured 448 bytes more,
+    # once, than the object's own 32,882 estimate covers).
+    measured = [bytes_kept_by(lambda: PackedWarnings(records)) for _ in range(3)]
+    held = min(kept for _, kept in measured)
+    packed = measured[-1][0]
     assert held <= packed.retained() <= 1.5 * held
 
 
