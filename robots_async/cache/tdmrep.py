@@ -327,11 +327,12 @@ def _reading(
         return TdmRep.unknown(f"tdmrep.json answered HTTP {status}")
     if status == 206:  # part of a file, though no range is asked (RFC 9110 §15.3.7)
         return TdmRep.unknown("tdmrep.json answered 206 Partial Content, unasked")
-    # A page shows in its first bytes, of a body cut short too (a shared record of one
-    # keeps them); a record of a file cut short keeps no body: unknown below.
-    page = not_a_file(body, cut=cut) if body else None
-    if page is not None:
-        return TdmRep.absent(page)
     if cut:
+        # A page shows in its first bytes, of a body cut short too; a record of a file
+        # cut short keeps no body. (parse_tdmrep() tells a whole body, a page's shared
+        # 4 KB record included.)
+        page = not_a_file(body, cut=True) if body else None
+        if page is not None:
+            return TdmRep.absent(page)
         return TdmRep.unknown(f"tdmrep.json over {TDMREP_MAX_BYTES} bytes")
     return parse_tdmrep(body)
