@@ -518,7 +518,7 @@ def utf16() -> str | None:
 def random_megabyte() -> str | None:
     """1 MB of random bytes: truncated at 512,000 bytes, junk reported, warnings capped.
 
-    (With more than 1,000 warnings the rest, "truncated" included, are not recorded.)
+    (With more than 100 warnings the rest, "truncated" included, are not recorded.)
     """
     robots = ra.parse(random.Random(1).randbytes(1_000_000))
     return first_problem(

@@ -25,7 +25,7 @@ POLICIES = ("google", "google-reference", "rfc9309", "first-match")
 LIMITS = (None, ra.DEFAULT_MAX_BYTES, 0, 1, 64, 1024, ra.MAX_LINE_BYTES + 1)
 PROBES = ("/", "/a", "/%2A", "/robots.txt", "http://h/x?y#z", "", "//h", "/\udcff", "/ä")
 TOKENS = ("*", "", "bot")
-MAX_WARNINGS = 1000
+MAX_WARNINGS = 100  # robots_async.core.rules.MAX_WARNINGS, the default
 #: Facts about the whole file, recorded beyond the warning cap.
 FILE_LEVEL = frozenset({"truncated", "truncated-line", "too-many-rules"})
 

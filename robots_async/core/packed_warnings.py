@@ -1,10 +1,9 @@
 """A parsed file's warnings, kept in a few flat buffers when there are many.
 
-An HTML page served as robots.txt gives a warning a line up to the cap (1,000):
-as (line, code, detail) records they retained ~205 KB per file, 20% of all the
-bytes the corpus's parsed files retain (26 such files of 2,090) and so of a
-crawler's cache. Packed, a warning costs ~10 bytes and its detail's own: ~40 KB
-per such file.
+An HTML page served as robots.txt gives a warning a line up to the cap (100 by
+default, ``parse(max_warnings=)``): as (line, code, detail) records a page then
+retains ~14 KB in all, ~156 KB with 1,000 kept. Packed, a warning costs ~10 bytes
+and its detail's own: ~5 KB and ~40 KB.
 """
 
 from __future__ import annotations

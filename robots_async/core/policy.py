@@ -112,8 +112,10 @@ def get_policy(policy: object, *, setting: str = "policy") -> MatchPolicy:
     raise ConfigurationError(setting, policy, accepted)
 
 
-_PCT_HEX = re.compile(rb"%[0-9A-Fa-f]{2}")
-_HIGH_BYTE = re.compile("[\x80-\xff]")
+# Only escapes with a lower-case hex digit change: most files write upper case, and
+# a callback per escape made he.wikipedia.org's first question 0.8 ms (748 of them).
+_PCT_LOWER = re.compile(rb"%(?:[0-9A-F][a-f]|[a-f][0-9A-Fa-f])")
+_HIGH_RUN = re.compile("[\x80-\xff]+")
 _PCT_TRIPLET = re.compile("%[0-9A-Fa-f]{2}")
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
@@ -125,19 +127,21 @@ def google_pattern(value: bytes) -> str:
     nothing is decoded and ASCII is never encoded (google_semantics.md item 17).
     """
     if b"%" in value:
-        value = _PCT_HEX.sub(_upper, value)
+        value = _PCT_LOWER.sub(_upper, value)
     text = value.decode("latin-1")
     if text.isascii():
         return text
-    return _HIGH_BYTE.sub(_escape_char, text)
+    return _HIGH_RUN.sub(_escape_run, text)
 
 
 def _upper(match: re.Match[bytes]) -> bytes:
     return match.group().upper()
 
 
-def _escape_char(match: re.Match[str]) -> str:
-    return f"%{ord(match.group()):02X}"
+def _escape_run(match: re.Match[str]) -> str:
+    """A run of bytes >= 0x80 (latin-1 decoded) as ``%XY`` escapes: one call a run
+    (a UTF-8 word), not one a byte."""
+    return "%" + match.group().encode("latin-1").hex("%").upper()
 
 
 def rfc3986_normalise(text: str) -> str:

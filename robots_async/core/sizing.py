@@ -13,7 +13,7 @@ counted, ~45 bytes each, which left two files at 0.93x; a glob keeps 300 bytes,
 its piece index counted as built: 20 questions no longer build one, a crawl's
 later questions do). Buckets shared between files with the same
 rules (_compiled) are counted in full for each file: the bound stays conservative.
-Warnings packed by the cache (an HTML page's thousand) count their own buffers
+Warnings packed by the cache (an HTML page's hundred) count their own buffers
 (_packed_warnings); the calibration packs as the cache does (total 1.27x).
 Each further product token asked about (``user_agent=`` per call) builds the agent
 index and compiles its own rules: not counted.

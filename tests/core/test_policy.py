@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import string
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import robots_async as ra
+from robots_async.core.policy import google_pattern
 
 POLICIES = ["google", "google-reference", "rfc9309", "first-match"]
 
@@ -83,6 +85,46 @@ def test_google_leaves_ascii_escapes_alone() -> None:
     robots = ra.parse("User-agent: *\nDisallow: /ä\n")
     assert robots.allowed("/%c3%a4", robots_token="bot")
     assert not robots.allowed("/%C3%A4", robots_token="bot")
+
+
+def _pattern_byte_by_byte(value: bytes) -> str:
+    """Google's pattern normalisation, one byte at a time: a byte >= 0x80 becomes
+    ``%XY`` and the hex of an existing ``%xy`` escape upper case."""
+    out: list[str] = []
+    i = 0
+    while i < len(value):
+        byte = value[i]
+        escape = value[i + 1 : i + 3]
+        if byte == 0x25 and len(escape) == 2 and all(chr(c) in string.hexdigits for c in escape):
+            out.append("%" + escape.decode().upper())
+            i += 3
+            continue
+        out.append(f"%{byte:02X}" if byte >= 0x80 else chr(byte))
+        i += 1
+    return "".join(out)
+
+
+@given(
+    st.lists(st.sampled_from([b"%", b"a", b"F", b"9", b"g", b"/", b"\x80", b"\xd7\x9e", b"\xff"]))
+)
+def test_google_pattern_equals_a_byte_by_byte_reading(pieces: list[bytes]) -> None:
+    """One substitution for lower-case escapes only and one call per run of high
+    bytes (he.wikipedia.org's first question: 0.9 ms -> 0.2 ms) change no pattern."""
+    value = b"".join(pieces)
+    assert google_pattern(value) == _pattern_byte_by_byte(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (b"/%d7%9e\xd7\x9e%D7x", "/%D7%9E%D7%9E%D7x"),
+        (b"/%%aa%a", "/%%AA%a"),
+        (b"/%4a%A4%4G", "/%4A%A4%4G"),
+        (b"\x80\xff", "%80%FF"),
+    ],
+)
+def test_google_pattern_by_hand(value: bytes, expected: str) -> None:
+    assert google_pattern(value) == expected
 
 
 @pytest.mark.parametrize(

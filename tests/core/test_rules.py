@@ -8,7 +8,7 @@ from datetime import time
 import pytest
 
 import robots_async as ra
-from robots_async.core.rules import MAX_CRAWL_DELAY
+from robots_async.core.rules import MAX_CRAWL_DELAY, MAX_WARNINGS
 
 # --- Groups ------------------------------------------------------------------------------
 
@@ -373,19 +373,20 @@ def test_truncation_warnings() -> None:
 
 
 def test_warnings_are_capped() -> None:
-    """At most 1000 warnings are kept (the first ones), plus one too-many-warnings."""
+    """At most 100 warnings are kept (the first ones), plus one too-many-warnings."""
     body = "".join(f"junk line {i}\n" for i in range(1500)) + "User-agent: *\nDisallow: /x\n"
     robots = ra.parse(body)
     warnings = robots.warnings
-    assert len(warnings) == 1001
-    assert [w.line for w in warnings if w.code == "no-separator"] == list(range(1, 1001))
+    assert MAX_WARNINGS == 100
+    assert len(warnings) == 101
+    assert [w.line for w in warnings if w.code == "no-separator"] == list(range(1, 101))
     assert [w.code for w in warnings].count("too-many-warnings") == 1
     assert warnings[-1].code == "too-many-warnings"
     assert not robots.allowed("/x", robots_token="bot")
 
 
 @pytest.mark.parametrize(
-    ("junk", "kept", "marker"), [(999, 999, False), (1000, 1000, False), (1001, 1000, True)]
+    ("junk", "kept", "marker"), [(99, 99, False), (100, 100, False), (101, 100, True)]
 )
 def test_warning_cap_boundary(junk: int, kept: int, marker: bool) -> None:
     """The too-many-warnings marker appears only when a warning was actually dropped."""
@@ -396,11 +397,45 @@ def test_warning_cap_boundary(junk: int, kept: int, marker: bool) -> None:
     assert len(codes) == kept + marker
 
 
+@pytest.mark.parametrize(("cap", "kept"), [(0, 0), (7, 7), (1_000, 1_000), (None, 1_500)])
+@pytest.mark.parametrize("chunk", [None, 97])
+def test_max_warnings_keeps_as_many_as_asked(cap: int | None, kept: int, chunk: int | None) -> None:
+    """``max_warnings`` sets the cap (None: every warning), fed whole or in chunks;
+    the rules after the junk are found whatever the cap."""
+    body = b"".join(b"junk line %d\n" % i for i in range(1500)) + b"User-agent: *\nDisallow: /x\n"
+    if chunk is None:
+        robots = ra.parse(body, max_warnings=cap)
+    else:
+        parser = ra.RobotsParser(max_warnings=cap)
+        for start in range(0, len(body), chunk):
+            parser.feed(body[start : start + chunk])
+        robots = parser.close()
+    codes = [w.code for w in robots.warnings]
+    assert codes.count("no-separator") == kept
+    assert ("too-many-warnings" in codes) is (kept < 1500)
+    if kept < 1500:
+        assert (
+            robots.warnings[-1].message == f"more than {cap} warnings; the rest were not recorded"
+        )
+    assert not robots.allowed("/x", robots_token="bot")
+
+
+@pytest.mark.parametrize(
+    ("cap", "error"), [(-1, ValueError), ("10", TypeError), (True, TypeError), (1.5, TypeError)]
+)
+def test_max_warnings_is_checked(cap: object, error: type[Exception]) -> None:
+    """A bad ``max_warnings`` fails at once, naming the parameter."""
+    with pytest.raises(error, match="max_warnings"):
+        ra.parse(b"User-agent: *\n", max_warnings=cap)  # type: ignore[arg-type]
+    with pytest.raises(error, match="max_warnings"):
+        ra.RobotsParser(max_warnings=cap)  # type: ignore[arg-type]
+
+
 def test_warnings_are_capped_with_mixed_codes() -> None:
     """The cap counts every kind of warning; parsing goes on after it."""
     body = "User-agent: a\n" + "Dissallow: /t\nNoindex: /n\n" * 800 + "Disallow: /x\n"
     robots = ra.parse(body)
-    assert len(robots.warnings) == 1001
+    assert len(robots.warnings) == MAX_WARNINGS + 1
     assert sum(w.code == "too-many-warnings" for w in robots.warnings) == 1
     assert not robots.allowed("/x", robots_token="a")
     assert not robots.allowed("/t", robots_token="a")
