@@ -56,7 +56,8 @@ class RobotsQueries(AgentSelection):
 
     @property
     def warnings(self) -> tuple[ParseWarning, ...]:
-        """What a linter would report, in line order (at most 1,000 are kept).
+        """What a linter would report, in line order (the first 100 line warnings by
+        default: ``parse(max_warnings=)``).
 
         A file with many (16 or more) builds the tuple on each call, so that a cache
         can keep them packed: keep the tuple if you read it more than once.
@@ -73,9 +74,9 @@ class RobotsQueries(AgentSelection):
     def _pack_warnings(self) -> None:
         """Keep many warnings in flat buffers (RobotsCache does, for what it keeps).
 
-        An HTML page served as robots.txt has a thousand: ~205 KB as records, ~40 KB
-        packed. Packing costs ~0.1 ms, 4% of the corpus's parse time if parse()
-        did it for every file (paired), so only a holder that keeps files calls it.
+        An HTML page served as robots.txt has a hundred (the cap): ~14 KB as records,
+        ~5 KB packed. Packing costs ~20 us (~0.1 ms for a thousand): only a holder that
+        keeps files calls it, not parse() (a thousand each: 4% of the corpus's parse).
         """
         warnings = self._warnings
         if isinstance(warnings, list) and len(warnings) >= PACK_FROM:

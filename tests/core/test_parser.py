@@ -478,7 +478,7 @@ def test_close_returns_policy_of_parser() -> None:
 
 
 def test_warning_cap_is_independent_of_chunking() -> None:
-    """At the 1000-warning cap the kept warnings do not depend on how the body was fed."""
+    """At the warning cap the kept warnings do not depend on how the body was fed."""
     body = b"".join(b"junk%d\n" % i for i in range(1000)) + b"x" * (MAX_LINE + 10) + b"\n"
     whole = ra.parse(body, max_bytes=None).warnings
     chunks = [body[i : i + 7] for i in range(0, len(body), 7)]

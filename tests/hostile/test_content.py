@@ -34,7 +34,7 @@ POLICIES = ["google", "google-reference", "rfc9309", "first-match"]
 LONGEST_MATCH = ["google", "google-reference", "rfc9309"]
 MAX_LINE = ra.MAX_LINE_BYTES
 MIB = 1024 * 1024
-#: Facts about the whole file: recorded beyond the 1,000-warning cap.
+#: Facts about the whole file: recorded beyond the warning cap.
 FILE_LEVEL = frozenset({"truncated", "truncated-line", "too-many-rules"})
 #: ASCII whitespace as bytes.strip() and Google's ascii_isspace see it (CR/LF end lines).
 SPACE_CONTROLS = frozenset({0x09, 0x0B, 0x0C})
@@ -974,7 +974,7 @@ def warnings_per_line(policy: str) -> dict[bytes, int]:
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("max_bytes", [None, ra.DEFAULT_MAX_BYTES], ids=["unlimited", "default"])
 def test_fifty_thousand_junk_lines_keep_exactly_the_cap(policy: str, max_bytes: int | None) -> None:
-    """50,000 junk lines: the first 1,000 warnings, file-level ones, then one marker, last."""
+    """50,000 junk lines: the first 100 warnings, file-level ones, then one marker, last."""
     body = b"User-agent: *\n" + b"".join(JUNK_LINES[i % 9] + b"\n" for i in range(50_000))
     robots = ra.parse(body, policy=policy, max_bytes=max_bytes)
     warnings = robots.warnings
@@ -1008,7 +1008,7 @@ def test_fifty_thousand_junk_lines_keep_exactly_the_cap(policy: str, max_bytes: 
 def test_warning_count_is_exact_below_and_capped_above(
     picks: list[int], repeat: int, long_lines: int, cuts: list[int], policy: str
 ) -> None:
-    """Warnings are exactly the sum of each line's own, up to 1,000, then one marker."""
+    """Warnings are exactly the sum of each line's own, up to the cap, then one marker."""
     per_line = warnings_per_line(policy)
     junk = [LONG_JUNK] * long_lines + [JUNK_LINES[i] for i in picks] * repeat
     body = b"User-agent: *\n" + b"".join(line + b"\n" for line in junk)
