@@ -122,26 +122,15 @@ def _spellings(keys: dict[bytes, int]) -> dict[bytes, int]:
 _KINDS: Final = _spellings(_CANONICAL | _EXTENSIONS)
 
 
-def _byte_limit(max_bytes: object) -> int | None:
-    """Validate ``max_bytes`` (a non-negative int, or None for no limit)."""
-    if max_bytes is None:
+def _limit(value: object, name: str) -> int | None:
+    """Validate the setting ``name``: a non-negative int, or None for no limit."""
+    if value is None:
         return None
-    if not isinstance(max_bytes, int) or isinstance(max_bytes, bool):
-        raise TypeError(f"max_bytes must be an int or None, not {type(max_bytes).__name__}")
-    if max_bytes < 0:
-        raise ValueError(f"max_bytes must not be negative: {max_bytes}")
-    return max_bytes
-
-
-def _warning_limit(max_warnings: object) -> int:
-    """Validate ``max_warnings`` (a non-negative int, or None for every warning)."""
-    if max_warnings is None:
-        return sys.maxsize
-    if not isinstance(max_warnings, int) or isinstance(max_warnings, bool):
-        raise TypeError(f"max_warnings must be an int or None, not {type(max_warnings).__name__}")
-    if max_warnings < 0:
-        raise ValueError(f"max_warnings must not be negative: {max_warnings}")
-    return max_warnings
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int or None, not {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must not be negative: {value}")
+    return value
 
 
 def _has_long_line(text: bytes) -> bool:
@@ -239,9 +228,10 @@ class RobotsParser:
         max_bytes: int | None = DEFAULT_MAX_BYTES,
         max_warnings: int | None = MAX_WARNINGS,
     ) -> None:
-        self._max_bytes = _byte_limit(max_bytes)
+        self._max_bytes = _limit(max_bytes, "max_bytes")
         self._policy = get_policy(policy)
-        self._builder = RulesBuilder(self._policy, _warning_limit(max_warnings))
+        cap = _limit(max_warnings, "max_warnings")
+        self._builder = RulesBuilder(self._policy, sys.maxsize if cap is None else cap)
         self._pending = bytearray()
         self._bom = 0
         self._line = 0
