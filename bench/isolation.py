@@ -398,7 +398,7 @@ async def pacing(origins: int) -> Row:
     for url in urls[1000:-1000]:
         await checker.wait(url)
     late = await per_wait(urls[-1000:])
-    memo = len(checker._visit_times._next)
+    memo = len(checker._pacer._local)  # origins whose pacing is remembered
     await checker.aclose()
     return Row(
         f"pacing ({origins:,} origins)",
