@@ -56,21 +56,40 @@ def _token_of(user_agent: str) -> str:
 
 
 def agent_text(groups: list[RawGroup]) -> bytes:
-    """The agent lines of ``groups``, lower-cased in one string (see _unnamed)."""
-    return b"\n".join([agent for group in groups for agent in group.agents]).lower()
+    """The agent lines of ``groups``, lower-cased in one string (see _unnamed).
+
+    A non-ASCII line is there twice: ASCII-lowered, as its token is read, and
+    decoded and Unicode-lowered, as its full name is compared (lower() can make
+    ASCII of other letters: the Kelvin sign is "k").
+    """
+    text = b"\n".join([agent for group in groups for agent in group.agents]).lower()
+    if text.isascii():
+        return text
+    return b"\n".join([text, *_unicode_lowered(text)])
+
+
+def _unicode_lowered(text: bytes) -> list[bytes]:
+    """The lines of ``text`` with a non-ASCII byte, decoded, Unicode-lowered, encoded.
+
+    (bytes.lower() changed only ASCII letters, which Unicode lower() lowers alike, so
+    the lines of ``text`` serve.) A test per line: 19 us for www.koreanair.com's 477
+    agent lines, against 28 us for a regex search of high bytes and 32 us to decode
+    and lower the whole text.
+    """
+    return [
+        line.decode("utf-8", "replace").lower().encode()
+        for line in text.split(b"\n")
+        if not line.isascii()
+    ]
 
 
 def _unnamed(canonical: str, text: bytes) -> bool:
     """True if no agent line in ``text`` (agent_text()) contains the lower-cased token:
-    it then selects the ``*`` groups, as a scan finds (each ASCII line lacking the
-    token is skipped), in one search instead of a pass over every group. Not for a
-    non-ASCII line: Unicode lower() can make ASCII (the Kelvin sign is "k")."""
-    return (
-        canonical != ""
-        and canonical.isascii()
-        and text.isascii()
-        and canonical.encode() not in text
-    )
+    it then selects the ``*`` groups, as a scan finds, in one search instead of a
+    pass over every group. An ASCII token found in neither reading of a line can be
+    neither its token (an ASCII run of the line) nor its name (compared in the
+    line's Unicode lower case)."""
+    return canonical != "" and canonical.isascii() and canonical.encode() not in text
 
 
 class AgentSelection:
