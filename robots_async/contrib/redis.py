@@ -50,7 +50,7 @@ from ..cache.records import decode, encode
 from ..cache.resources import decode_resource, encode_resource
 from ..cache.store import Lease, ResourceLease, StoredRobots
 from ..core.errors import StoreError, _shown
-from ..core.pacing import MARGIN
+from ..core.pacing import JITTER, MARGIN
 from ..fetch.deadline import within
 
 if TYPE_CHECKING:
@@ -97,21 +97,22 @@ return 1
 # Pacing (core.pacing, repeated here): the observations of one unit in one hash, on
 # the server's clock (TIME), so workers' clocks do not matter. One round trip a call.
 # ARGV: interval, max_retry_after, first_backoff, max_backoff, jitter, margin, mode
-# ("reserve": take the next visit; "pause": only the pauses left).
+# ("reserve": take the next visit; "pause": only the pauses left), JITTER (a back-off
+# grows by up to that fraction of itself, by the reader's jitter).
 _PACE = """
 local t = redis.call("time")
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local s = redis.call("hmget", KEYS[1], "last", "retry_at", "paused_at", "failed_at", "failures")
 local interval, max_retry_after = tonumber(ARGV[1]), tonumber(ARGV[2])
 local first_backoff, max_backoff = tonumber(ARGV[3]), tonumber(ARGV[4])
-local jitter, margin = tonumber(ARGV[5]), tonumber(ARGV[6])
+local jitter, margin, spread = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[8])
 local last, retry_at, paused_at = tonumber(s[1]), tonumber(s[2]), tonumber(s[3])
 local failed_at, failures = tonumber(s[4]), tonumber(s[5]) or 0
 local finish = 0
 if retry_at and paused_at then finish = math.min(retry_at, paused_at + max_retry_after) end
 if failures > 0 and failed_at then
     local backoff = math.min(first_backoff * 2 ^ math.min(failures - 1, 64), max_backoff)
-    finish = math.max(finish, failed_at + backoff * (1 + 0.25 * jitter))
+    finish = math.max(finish, failed_at + backoff * (1 + spread * jitter))
 end
 local start = math.max(now, finish)
 if ARGV[7] == "pause" then
@@ -129,20 +130,24 @@ if ttl < keep * 1000 then redis.call("pexpire", KEYS[1], math.ceil(keep * 1000))
 return {string.format("%.6f", start - now), failures, 1}
 """
 # ARGV: busy ("1"/"0"), retry_after seconds ("" for none), max_retry_after,
-# max_backoff, margin, first_backoff. A pause is never shortened; a success ends a
-# failure run as core.pacing._after_success says (within the back-off: nothing; for one
-# more back-off: the pause only, the run kept for a 429 of the same moment; then all).
+# max_backoff, margin, first_backoff, 1 + JITTER. A pause is never shortened; a 429
+# within the back-off does not double it; a success ends a failure run as
+# core.pacing._after_success says (within the back-off: nothing; for one more
+# back-off: the pause only, the run kept for a 429 of the same moment; then all).
 _OBSERVE = """
 local t = redis.call("time")
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local keep = tonumber(ARGV[5])
+local failures = tonumber(redis.call("hget", KEYS[1], "failures"))
+local failed_at = tonumber(redis.call("hget", KEYS[1], "failed_at"))
+local backoff = 0
+if failures then
+    backoff = math.min(tonumber(ARGV[6]) * 2 ^ math.min(failures - 1, 64), tonumber(ARGV[4]))
+end
 if ARGV[1] == "0" then
-    local failures = tonumber(redis.call("hget", KEYS[1], "failures"))
     if failures then
-        local failed_at = tonumber(redis.call("hget", KEYS[1], "failed_at")) or 0
-        local backoff = math.min(tonumber(ARGV[6]) * 2 ^ math.min(failures - 1, 64),
-            tonumber(ARGV[4]))
-        local longest = backoff * 1.25
+        failed_at = failed_at or 0
+        local longest = backoff * tonumber(ARGV[7])
         if now >= failed_at + longest + backoff then
             redis.call("hdel", KEYS[1], "failures", "failed_at")
         elseif now >= failed_at + backoff and now - longest < failed_at then
@@ -159,9 +164,11 @@ if ARGV[2] ~= "" then
         "paused_at", string.format("%.6f", now))
     keep = keep + math.min(until_ - now, tonumber(ARGV[3]))
 else
+    -- Sent before the back-off began (none is sent within it): the same overload.
+    if failures and failed_at and now < failed_at + backoff then return 0 end
     redis.call("hincrby", KEYS[1], "failures", 1)
     redis.call("hset", KEYS[1], "failed_at", string.format("%.6f", now))
-    keep = keep + tonumber(ARGV[4]) * 1.25
+    keep = keep + tonumber(ARGV[4]) * tonumber(ARGV[7])
 end
 local ttl = redis.call("pttl", KEYS[1])
 if ttl < keep * 1000 then redis.call("pexpire", KEYS[1], math.ceil(keep * 1000)) end
@@ -330,6 +337,7 @@ class RedisStore(AsyncClosing):
             repr(float(rule.max_backoff)),
             repr(MARGIN),
             repr(float(rule.first_backoff)),
+            repr(1.0 + JITTER),
         ]
         await self._call(lambda: self._observe_script(keys=keys, args=args))
 
@@ -339,6 +347,7 @@ class RedisStore(AsyncClosing):
         keys = [self._unit_key(unit)]
         numbers = (rule.interval, rule.max_retry_after, rule.first_backoff, rule.max_backoff)
         args = [*(repr(float(n)) for n in numbers), repr(float(jitter)), repr(MARGIN), mode]
+        args.append(repr(JITTER))
         wait, failures, reserved = await self._call(lambda: self._pace_script(keys=keys, args=args))
         return max(0.0, float(wait)), int(failures), bool(int(reserved))
 

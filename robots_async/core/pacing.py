@@ -114,8 +114,9 @@ def observed(
 ) -> PaceState:
     """``state`` after a page response: ``busy`` for 429/503 (RFC 6585 §4, RFC 9110
     §15.6.4), with its ``Retry-After`` in seconds if it had one. A pause is never
-    shortened by a later, shorter one; a success ends a run of failures
-    (:func:`_after_success` says when, under ``rule``)."""
+    shortened by a later, shorter one; under ``rule``, a 429 within the back-off does
+    not double it, and a success ends a run of failures (:func:`_after_success`
+    says when)."""
     if not busy:
         if state.failures == 0:
             return state
@@ -127,6 +128,13 @@ def observed(
         if state.retry_at is not None and state.retry_at >= until:
             return state
         return replace(state, retry_at=until, paused_at=now)
+    failed_at = state.failed_at
+    if rule is not None and failed_at is not None and now < failed_at + backoff(state, rule):
+        # No visit starts within a back-off (pause_end): a 429 answered during it was
+        # sent before it began, to the same overload. Counted once, as TCP halves its
+        # window once per loss: eight requests in flight that all answered 429
+        # doubled a 2 s back-off eight times, to the cap.
+        return state
     return replace(state, failures=state.failures + 1, failed_at=now)
 
 

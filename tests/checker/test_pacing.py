@@ -84,6 +84,20 @@ def test_a_429_just_after_a_success_of_its_moment_doubles_the_backoff() -> None:
         assert next_visit(after, RULE, 102.4, 0.0) >= 102.388 + 4.0, after
 
 
+def test_429s_within_the_backoff_count_once() -> None:
+    """Eight requests in flight all answer 429: one failure, a 2 s back-off (each
+    doubled it: 2 s became the 30 s cap). Past the back-off, the next 429 doubles."""
+    state = PaceState()
+    for at in (100.0, 100.1, 100.5, 101.0, 101.5, 101.9, 101.99, 101.999):
+        state = observed(state, at, busy=True, retry_after=None, rule=RULE)
+    assert (state.failures, state.failed_at) == (1, 100.0)
+    assert next_visit(state, RULE, 102.0, 0.0) == 102.0
+    later = observed(state, 102.0, busy=True, retry_after=None, rule=RULE)
+    assert (later.failures, later.failed_at) == (2, 102.0)
+    assert observed(later, 105.9, busy=True, retry_after=None, rule=RULE) is later
+    assert observed(later, 106.0, busy=True, retry_after=None, rule=RULE).failures == 3
+
+
 def test_a_run_ends_once_successes_last_one_more_backoff() -> None:
     """After the pause, successes for one back-off length end the run: a later 429
     starts again at 2 s; one within that length doubles it."""

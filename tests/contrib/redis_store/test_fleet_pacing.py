@@ -297,6 +297,30 @@ async def test_a_429_recorded_after_a_success_of_its_moment_doubles_the_backoff(
     assert 1.5 < left <= 2.0, left
 
 
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+async def test_429s_of_requests_in_flight_together_double_the_backoff_once(
+    request: pytest.FixtureRequest, tmp_path: Path, prefix: str, kind: str
+) -> None:
+    """Four requests in flight answer 429 together: one back-off of 1 s, not 8 s (each
+    429 doubled it); a 429 after that back-off doubles it (2 s). Redis repeats the
+    rule in Lua, so each store is asked."""
+    store: Any = ra.MemoryStore()
+    if kind == "sqlite":
+        store = ra.SQLiteStore(tmp_path / "pace.sqlite")
+    elif kind == "redis":
+        store = RedisStore(request.getfixturevalue("redis_server").url, prefix=prefix)
+    unit = "http://127.0.0.1:1"
+    async with store:
+        for _ in range(4):
+            await store.observe(unit, QUICK, busy=True, retry_after=None)
+        once = await store.pause_left(unit, QUICK, 0.0)
+        await asyncio.sleep(once + 0.05)
+        await store.observe(unit, QUICK, busy=True, retry_after=None)
+        twice = await store.pause_left(unit, QUICK, 0.0)
+    assert 0.8 < once <= 1.0, once
+    assert 1.8 < twice <= 2.0, twice
+
+
 async def test_redis_killed_mid_run_each_worker_paces_itself(
     origins: Origins,
     start_pacers: Callable[..., Awaitable[list[PaceWorker]]],
