@@ -168,7 +168,7 @@ else
     if failures and failed_at and now < failed_at + backoff then return 0 end
     redis.call("hincrby", KEYS[1], "failures", 1)
     redis.call("hset", KEYS[1], "failed_at", string.format("%.6f", now))
-    keep = keep + tonumber(ARGV[4]) * tonumber(ARGV[7])
+    keep = keep + tonumber(ARGV[4]) * (tonumber(ARGV[7]) + 1)  -- core.pacing.keep_for
 end
 local ttl = redis.call("pttl", KEYS[1])
 if ttl < keep * 1000 then redis.call("pexpire", KEYS[1], math.ceil(keep * 1000)) end

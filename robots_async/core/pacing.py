@@ -163,12 +163,15 @@ def _after_success(state: PaceState, failed_at: float, rule: PaceRule, now: floa
 
 def keep_for(state: PaceState, rule: PaceRule, now: float) -> float:
     """Seconds from ``now`` a store keeps ``state``: while it can still delay a visit
-    under ``rule`` (and a failure run until its longest back-off), plus a margin."""
+    under ``rule``, plus a margin. A failure run is kept for its longest back-off and
+    the one more back-off after it in which a 429 still doubles (_after_success):
+    with only the first, a run of back-offs over ~190 s (the 5 min default cap)
+    was forgotten within that window, and its next 429 started again at 2 s."""
     until = now
     if state.last is not None:
         until = max(until, state.last + rule.interval)
     if state.retry_at is not None and state.paused_at is not None:
         until = max(until, min(state.retry_at, state.paused_at + rule.max_retry_after))
     if state.failed_at is not None:
-        until = max(until, state.failed_at + rule.max_backoff * (1.0 + JITTER))
+        until = max(until, state.failed_at + rule.max_backoff * (2.0 + JITTER))
     return until - now + MARGIN

@@ -126,6 +126,28 @@ def test_observations_are_kept_while_they_can_decide_and_a_margin() -> None:
     assert keep_for(PaceState(last=100.0), RULE, 100.0) == 1.0 + 60.0
 
 
+def test_a_long_failure_run_is_kept_through_its_extra_backoff(clock: FakeClock) -> None:
+    """At the 5 min cap, a success after the back-off keeps the run for one more
+    back-off (375 s + 300 s): a 429 at 600 s idle doubles (300 s again), as within
+    the window; the table forgot the run at 435 s and restarted it at 2 s."""
+    rule = PaceRule(interval=1.0, max_retry_after=60.0, first_backoff=2.0, max_backoff=300.0)
+    table = PaceTable(clock)
+    for _ in range(8):  # 2 s doubled, each 429 after the last back-off
+        table.observe("a", rule, busy=True, retry_after=None)
+        clock.advance(table.pause_left("a", rule, 0.0) + 0.001)
+    table.observe("a", rule, busy=True, retry_after=None)  # the ninth: at the cap
+    failed_at = clock()
+    assert table.pause_left("a", rule, 0.0) == pytest.approx(300.0)
+    clock.advance(376.0)  # past the longest jittered back-off (375 s)
+    table.observe("a", rule, busy=False, retry_after=None)  # the run is kept
+    clock.advance(600.0 - (clock() - failed_at))  # within one more back-off
+    table.reserve("b", rule, 0.0)  # another origin's visit: the table forgets the expired
+    table.observe("a", rule, busy=True, retry_after=None)
+    assert table.pause_left("a", rule, 0.0) == pytest.approx(300.0)
+    state = PaceState(failed_at=100.0, failures=9)
+    assert keep_for(state, rule, 100.0) == 300.0 * (2 + JITTER) + 60.0
+
+
 # --- PaceTable: the in-process store ------------------------------------------------
 
 

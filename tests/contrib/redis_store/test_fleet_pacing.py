@@ -19,7 +19,7 @@ from aiohttp import web
 
 import robots_async as ra
 from robots_async.contrib.redis import RedisStore
-from robots_async.core.pacing import PaceRule
+from robots_async.core.pacing import PaceRule, PaceState, keep_for
 
 from ...workers import JsonLinesWorker
 
@@ -319,6 +319,25 @@ async def test_429s_of_requests_in_flight_together_double_the_backoff_once(
         twice = await store.pause_left(unit, QUICK, 0.0)
     assert 0.8 < once <= 1.0, once
     assert 1.8 < twice <= 2.0, twice
+
+
+async def test_redis_keeps_a_failure_run_through_its_extra_backoff(
+    redis_server: RedisServer, prefix: str
+) -> None:
+    """The Lua script keeps a failure run as core.pacing.keep_for does: the longest
+    back-off and one more after it, then the margin (30 s x 2.25 + 60 s; it was
+    30 s x 1.25 + 60 s, forgetting long runs within the window where a 429 doubles)."""
+    unit = "http://127.0.0.1:1"
+    async with RedisStore(redis_server.url, prefix=prefix) as store:
+        await store.observe(unit, QUICK, busy=True, retry_after=None)
+        client = redis_server.client()
+        try:
+            ttl = await client.pttl(store._unit_key(unit))
+        finally:
+            await client.aclose()
+    expected = keep_for(PaceState(failed_at=0.0, failures=1), QUICK, 0.0)
+    assert expected == 30.0 * 2.25 + 60.0
+    assert expected * 1000 - 2_000 < ttl <= expected * 1000, ttl
 
 
 async def test_redis_killed_mid_run_each_worker_paces_itself(
