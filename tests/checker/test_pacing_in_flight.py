@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 #: The first back-off of this test (2 s by default); the slow 429 comes back later.
 FIRST = 0.2
-SLOW = 0.5
+SLOW = 1.0
 
 
 @pytest.mark.xfail(
@@ -34,9 +34,9 @@ async def test_a_slow_429_sent_with_the_first_does_not_double_the_backoff(
     make_checker: Callable[..., ra.RobotsChecker],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Two requests sent together both answer 429, one at once, one 0.5 s later
-    (an overloaded server answers slowly): the same overload, one back-off of 0.2 s,
-    over when the slow one arrives. It doubles instead (0.4 s from then)."""
+    """Two requests sent together both answer 429, one at once, one 1 s later (an
+    overloaded server answers slowly): the same overload, one back-off of 0.2 s, over
+    when the slow one arrives. It doubles instead (0.4 s from then)."""
     monkeypatch.setattr(pacing, "FIRST_BACKOFF", FIRST)
     server.text("/robots.txt", "User-agent: *\nAllow: /\n")
     server.text("/fast", status=429)
@@ -80,8 +80,8 @@ async def test_429s_in_flight_within_the_backoff_count_once(
         started = asyncio.get_running_loop().time()
         assert await asyncio.gather(status("/slow"), status("/fast")) == [429, 429]
     # One back-off of 1 s (at most 1.25 with jitter) from the first 429, ~0.3 s ago;
-    # doubled from the slow one it would be 2 s from now.
+    # doubled from the slow one it would be 2 s from then (2.3 s from the start).
     slept = await checker.wait(server.url("/next"))
     elapsed = asyncio.get_running_loop().time() - started
     assert slept > 0.5, slept
-    assert elapsed < 1.5, elapsed
+    assert elapsed < 1.9, elapsed
