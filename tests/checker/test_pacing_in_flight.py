@@ -50,7 +50,7 @@ async def test_a_slow_429_sent_with_the_first_does_not_double_the_backoff(
             async with session.get(server.url(path)) as response:
                 return response.status
 
-        assert await asyncio.gather(status("/slow"), status("/fast")) == [429, 429]
+        assert list(await asyncio.gather(status("/slow"), status("/fast"))) == [429, 429]
     assert server.count("/slow") == server.count("/fast") == 1
     # Both were sent before the first 429 came back: its back-off (0.2 s, at most
     # 0.25 with jitter) ended before the slow one arrived.
@@ -78,7 +78,7 @@ async def test_429s_in_flight_within_the_backoff_count_once(
                 return response.status
 
         started = asyncio.get_running_loop().time()
-        assert await asyncio.gather(status("/slow"), status("/fast")) == [429, 429]
+        assert list(await asyncio.gather(status("/slow"), status("/fast"))) == [429, 429]
     # One back-off of 1 s (at most 1.25 with jitter) from the first 429, ~0.3 s ago;
     # doubled from the slow one it would be 2 s from then (2.3 s from the start).
     slept = await checker.wait(server.url("/next"))
