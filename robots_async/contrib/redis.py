@@ -164,7 +164,7 @@ if ARGV[2] ~= "" then
         "paused_at", string.format("%.6f", now))
     keep = keep + math.min(until_ - now, tonumber(ARGV[3]))
 else
-    -- Sent before the back-off began (none is sent within it): the same overload.
+    -- Sent before the back-off began or was seen (core.pacing.observed): the same overload.
     if failures and failed_at and now < failed_at + backoff then return 0 end
     redis.call("hincrby", KEYS[1], "failures", 1)
     redis.call("hset", KEYS[1], "failed_at", string.format("%.6f", now))

@@ -130,10 +130,13 @@ def observed(
         return replace(state, retry_at=until, paused_at=now)
     failed_at = state.failed_at
     if rule is not None and failed_at is not None and now < failed_at + backoff(state, rule):
-        # No visit starts within a back-off (pause_end): a 429 answered during it was
-        # sent before it began, to the same overload. Counted once, as TCP halves its
-        # window once per loss: eight requests in flight that all answered 429
-        # doubled a 2 s back-off eight times, to the cap.
+        # Visits wait a back-off out (pause_end), but for a turn due within
+        # checker.pacing.RECHECK_AFTER of its start (sent as if already on its way)
+        # and requests a client queued after their wait (Scrapy's download slot): a
+        # 429 answered within it answers a request sent before it began or was seen,
+        # the same overload. Counted once, as TCP halves its window once per loss:
+        # eight requests in flight that all answered 429 doubled a 2 s back-off
+        # eight times, to the cap.
         return state
     return replace(state, failures=state.failures + 1, failed_at=now)
 

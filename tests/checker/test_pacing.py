@@ -11,7 +11,7 @@ import pytest
 
 import robots_async as ra
 from robots_async.cache.pace_table import PaceTable
-from robots_async.checker.pacing import PaceSettings, _retry_headers
+from robots_async.checker.pacing import Pacer, PaceSettings, _retry_headers
 from robots_async.core.pacing import JITTER, PaceRule, PaceState, keep_for, next_visit, observed
 
 if TYPE_CHECKING:
@@ -308,3 +308,38 @@ async def test_observe_refuses_a_status_that_is_not_an_int(server: Server) -> No
     async with ra.RobotsChecker("PaceBot/1.0") as checker:
         with pytest.raises(TypeError, match="status"):
             await checker.observe(server.url("/"), "429")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("delay", "inside"), [(0.2, True), (0.3, False)])
+async def test_a_turn_due_just_after_a_429_may_start_within_its_backoff(
+    clock: FakeClock, delay: float, inside: bool
+) -> None:
+    """observed()'s premise, bounded: a turn that was under RECHECK_AFTER away when
+    another worker's 429 began a back-off is not re-checked and starts within it (as a
+    request already on its way); its own 429 there is the same overload, counted once.
+    A turn further away is re-checked and waits the back-off out."""
+    store = ra.MemoryStore(clock=clock)
+    unit = "http://127.0.0.1:1"
+    rule = PaceSettings().rule(delay)
+    first = Pacer(store, PaceSettings(), clock=clock, sleep=Sleeps(clock), loop_time=clock)
+    assert await first.wait(unit, delay) == 0.0
+
+    async def sleep_through_a_429(seconds: float) -> None:
+        if seconds == pytest.approx(delay):  # the first worker's 429 comes back meanwhile
+            clock.advance(0.05)
+            await first.observe(unit, delay, 429, {})
+            seconds -= 0.05
+        clock.advance(seconds)
+
+    second = Pacer(store, PaceSettings(), clock=clock, sleep=sleep_through_a_429, loop_time=clock)
+    slept = await second.wait(unit, delay)
+    left = await store.pause_left(unit, rule, 0.0)
+    if inside:
+        assert slept == pytest.approx(delay)
+        assert 1.7 < left < 2.0  # the second visit starts 0.15 s into a 2 s back-off
+    else:
+        assert slept > 2.0
+        assert left == 0.0
+    clock.advance(0.1)
+    await second.observe(unit, delay, 429, {})
+    assert (await store.reserve(unit, rule, 0.0)).failures == (1 if inside else 2)
