@@ -24,6 +24,25 @@ FIRST = 0.2
 SLOW = 1.0
 
 
+async def _two_429s(server: Server, checker: ra.RobotsChecker, slow: float) -> float:
+    """Send /slow (429 after ``slow`` seconds) and /fast (429 at once) together through
+    the pacing middleware, robots.txt already cached; the loop time they were sent."""
+    server.text("/robots.txt", "User-agent: *\nAllow: /\n")
+    server.text("/fast", status=429)
+    server.text("/slow", status=429, delay=slow)
+    middleware = RobotsMiddleware(checker, pace=True)
+    assert await checker.allowed(server.url("/fast"))
+    async with aiohttp.ClientSession(middlewares=(middleware,)) as session:
+
+        async def status(path: str) -> int:
+            async with session.get(server.url(path)) as response:
+                return response.status
+
+        started = asyncio.get_running_loop().time()
+        assert list(await asyncio.gather(status("/slow"), status("/fast"))) == [429, 429]
+    return started
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="observed() tells a 429 sent before the back-off only by its arrival within "
@@ -38,19 +57,8 @@ async def test_a_slow_429_sent_with_the_first_does_not_double_the_backoff(
     overloaded server answers slowly): the same overload, one back-off of 0.2 s, over
     when the slow one arrives. It doubles instead (0.4 s from then)."""
     monkeypatch.setattr(pacing, "FIRST_BACKOFF", FIRST)
-    server.text("/robots.txt", "User-agent: *\nAllow: /\n")
-    server.text("/fast", status=429)
-    server.text("/slow", status=429, delay=SLOW)
     checker = make_checker()
-    middleware = RobotsMiddleware(checker, pace=True)
-    assert await checker.allowed(server.url("/fast"))
-    async with aiohttp.ClientSession(middlewares=(middleware,)) as session:
-
-        async def status(path: str) -> int:
-            async with session.get(server.url(path)) as response:
-                return response.status
-
-        assert list(await asyncio.gather(status("/slow"), status("/fast"))) == [429, 429]
+    await _two_429s(server, checker, SLOW)
     assert server.count("/slow") == server.count("/fast") == 1
     # Both were sent before the first 429 came back: its back-off (0.2 s, at most
     # 0.25 with jitter) ended before the slow one arrived.
@@ -65,20 +73,8 @@ async def test_429s_in_flight_within_the_backoff_count_once(
     """The same two requests, the slow one back within the back-off: one back-off
     (the rule of afaf6f3, held through the middleware and a real server)."""
     monkeypatch.setattr(pacing, "FIRST_BACKOFF", 1.0)
-    server.text("/robots.txt", "User-agent: *\nAllow: /\n")
-    server.text("/fast", status=429)
-    server.text("/slow", status=429, delay=0.3)
     checker = make_checker()
-    middleware = RobotsMiddleware(checker, pace=True)
-    assert await checker.allowed(server.url("/fast"))
-    async with aiohttp.ClientSession(middlewares=(middleware,)) as session:
-
-        async def status(path: str) -> int:
-            async with session.get(server.url(path)) as response:
-                return response.status
-
-        started = asyncio.get_running_loop().time()
-        assert list(await asyncio.gather(status("/slow"), status("/fast"))) == [429, 429]
+    started = await _two_429s(server, checker, 0.3)
     # One back-off of 1 s (at most 1.25 with jitter) from the first 429, ~0.3 s ago;
     # doubled from the slow one it would be 2 s from then (2.3 s from the start).
     slept = await checker.wait(server.url("/next"))
