@@ -138,8 +138,8 @@ _OBSERVE = """
 local t = redis.call("time")
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local keep = tonumber(ARGV[5])
-local failures = tonumber(redis.call("hget", KEYS[1], "failures"))
-local failed_at = tonumber(redis.call("hget", KEYS[1], "failed_at"))
+local run = redis.call("hmget", KEYS[1], "failures", "failed_at")
+local failures, failed_at = tonumber(run[1]), tonumber(run[2])
 local backoff = 0
 if failures then
     backoff = math.min(tonumber(ARGV[6]) * 2 ^ math.min(failures - 1, 64), tonumber(ARGV[4]))

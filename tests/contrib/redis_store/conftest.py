@@ -21,6 +21,7 @@ import redis.asyncio as aioredis
 from aiohttp import web
 
 import robots_async as ra
+from robots_async.contrib.redis import RedisStore
 
 from ...workers import JsonLinesWorker
 
@@ -157,6 +158,17 @@ def private_redis(tmp_path: Path) -> Iterator[RedisServer]:
     server.start()
     yield server
     server.stop()
+
+
+def pace_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path, prefix: str) -> Any:
+    """A pace store by ``kind``: "memory", "sqlite" (in ``tmp_path``), "redis" (the
+    session's redis-server) or "cluster" (the module's Redis Cluster)."""
+    if kind == "memory":
+        return ra.MemoryStore()
+    if kind == "sqlite":
+        return ra.SQLiteStore(tmp_path / "pace.sqlite")
+    server = request.getfixturevalue("redis_cluster" if kind == "cluster" else "redis_server")
+    return RedisStore(server.url, prefix=prefix)
 
 
 @pytest.fixture

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import pytest
 from aiohttp import web
 
-import robots_async as ra
 from robots_async.contrib.redis import RedisStore
 from robots_async.core.pacing import PaceRule, PaceState, keep_for
 
 from ...workers import JsonLinesWorker
+from .conftest import pace_store
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
@@ -272,16 +272,6 @@ async def test_429_without_retry_after_backs_off_and_a_success_resets(
 QUICK = PaceRule(interval=0.0, max_retry_after=60.0, first_backoff=1.0, max_backoff=30.0)
 
 
-def _pace_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path, prefix: str) -> Any:
-    """A MemoryStore, a SQLiteStore in ``tmp_path`` or a RedisStore on the session's
-    redis-server, by ``kind``."""
-    if kind == "sqlite":
-        return ra.SQLiteStore(tmp_path / "pace.sqlite")
-    if kind == "redis":
-        return RedisStore(request.getfixturevalue("redis_server").url, prefix=prefix)
-    return ra.MemoryStore()
-
-
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
 async def test_a_429_recorded_after_a_success_of_its_moment_doubles_the_backoff(
     request: pytest.FixtureRequest, tmp_path: Path, prefix: str, kind: str
@@ -291,7 +281,7 @@ async def test_a_429_recorded_after_a_success_of_its_moment_doubles_the_backoff(
     together with the 200 recorded first. The back-off doubles (2 s) as when the 429
     comes first; the 200 had ended the run and the 429 restarted it at 1 s. Redis
     repeats core.pacing in Lua, so each store is asked."""
-    store = _pace_store(kind, request, tmp_path, prefix)
+    store = pace_store(kind, request, tmp_path, prefix)
     unit = "http://127.0.0.1:1"
     async with store:
         await store.observe(unit, QUICK, busy=True, retry_after=None)
@@ -310,7 +300,7 @@ async def test_429s_of_requests_in_flight_together_double_the_backoff_once(
     """Four requests in flight answer 429 together: one back-off of 1 s, not 8 s (each
     429 doubled it); a 429 after that back-off doubles it (2 s). Redis repeats the
     rule in Lua, so each store is asked."""
-    store = _pace_store(kind, request, tmp_path, prefix)
+    store = pace_store(kind, request, tmp_path, prefix)
     unit = "http://127.0.0.1:1"
     async with store:
         for _ in range(4):

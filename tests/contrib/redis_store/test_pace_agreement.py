@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
-import robots_async as ra
-from robots_async.contrib.redis import RedisStore
 from robots_async.core.pacing import PaceRule, PaceState, observed, pause_end
+
+from .conftest import pace_store
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -61,15 +61,6 @@ def _reference(observations: list[tuple[float, object]]) -> PaceState:
     return state
 
 
-def _store(kind: str, request: pytest.FixtureRequest, tmp_path: Path, prefix: str) -> Any:
-    if kind == "memory":
-        return ra.MemoryStore()
-    if kind == "sqlite":
-        return ra.SQLiteStore(tmp_path / "pace.sqlite")
-    server = request.getfixturevalue("redis_cluster" if kind == "cluster" else "redis_server")
-    return RedisStore(server.url, prefix=prefix)
-
-
 # MemoryStore and SQLiteStore call core.pacing.observed() themselves; the Redis stores
 # repeat it in Lua, the implementation that can disagree (8 cases failed without its
 # early return). Memory and SQLite ran here too in review (20 cases, 24 s): left out to
@@ -85,7 +76,7 @@ async def test_stores_agree_with_the_core_rule(
     # overshoots on a loaded machine moves both alike (the script's 30 ms margins
     # alone would not survive a 100 ms stall).
     made: list[tuple[float, object]] = []
-    async with _store(kind, request, tmp_path, prefix) as store:
+    async with pace_store(kind, request, tmp_path, prefix) as store:
         await store.pause_left("http://127.0.0.1:2", RULE, 0.0)  # connected before t=0
         start = time.monotonic()
         for at, event in steps:
