@@ -149,6 +149,25 @@ class Pacer:
         self.waited += slept
         return slept
 
+    def paused_here(self, unit: str, delay: float) -> bool:
+        """True if this process knows of a pause of ``unit`` now (no store call)."""
+        return self._local.pause_left(unit, self.settings.rule(delay), random.random()) > 0
+
+    async def sit_out_pauses(self, unit: str, delay: float) -> float:
+        """Sleep until no pause of ``unit`` holds, for any worker (a 429/503 back-off or
+        a Retry-After); no visit is reserved. For a request whose turn came before a
+        pause began and that was not sent meanwhile. The seconds slept."""
+        rule = self.settings.rule(delay)
+        slept = 0.0
+        for _ in range(_MAX_ROUNDS):
+            left = await self._pause_left(unit, rule)
+            if left <= 0:
+                break
+            await self._sleep(left)
+            slept += left
+        self.waited += slept
+        return slept
+
     async def observe(self, unit: str, delay: float, status: int, headers: object) -> None:
         """Record a page response: 429/503 pause ``unit`` for every worker (until its
         Retry-After, else an exponential back-off); a success ends a back-off."""

@@ -11,6 +11,13 @@ request up to a Crawl-delay after its turn, onto another process's next turn: me
 two crawls' requests 0.01 s apart). DOWNLOAD_DELAY is the fleet-wide floor of the
 interval, and Scrapy's slot still applies it (and AutoThrottle's delay) within this
 process: a request can then go later than its turn, never sooner.
+
+A request that took its turn can still wait in Scrapy's download slot (for
+``CONCURRENT_REQUESTS_PER_DOMAIN`` or DOWNLOAD_DELAY) while a 429 begins a back-off:
+sent as the slot frees, it went out 0.01 s into a 2 s back-off. So the paced requests
+are checked again as the slot sends them (Scrapy's ``DownloadHandlers``): one that
+waited RECHECK_AFTER or more since its turn asks the store whether a pause holds,
+one that did not asks this process only; either sits out the pause before it goes.
 """
 
 from __future__ import annotations
@@ -22,10 +29,19 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
-from ..checker.pacing import BUSY_STATUSES, Pacer, PaceSettings, pace_unit, robots_delay
+from ..checker.pacing import (
+    BUSY_STATUSES,
+    RECHECK_AFTER,
+    Pacer,
+    PaceSettings,
+    pace_unit,
+    robots_delay,
+)
 from ..core.agent import product_token
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -39,6 +55,9 @@ if TYPE_CHECKING:
 __all__ = ["ScrapyPacing"]
 
 logger = logging.getLogger("robots_async.contrib.scrapy")
+
+#: ``request.meta`` key of a paced request: (unit, Crawl-delay, loop time of its turn).
+PACE_META = "_robotsasync_pace"
 
 
 class ScrapyPacing:
@@ -70,30 +89,83 @@ class ScrapyPacing:
                 "ROBOTSASYNC_PACE without ROBOTSASYNC_REDIS_URL or a SQLite store "
                 "(ROBOTSASYNC_STORE / JOBDIR) paces this process only"
             )
+        #: Whether the send-time check is in Scrapy's download handlers (None: not tried).
+        self._installed: bool | None = None
         crawler.signals.connect(self._downloaded, signal=signals.response_downloaded)
 
     async def wait(self, request: Request, origin: Origin, entry: CacheEntry, agent: str) -> None:
         """Wait for ``request``'s turn, out of Scrapy's concurrency."""
+        self._install()
         unit = pace_unit(origin, self._pacer.settings.pace_by)
         delay = robots_delay(entry.robots, product_token(agent))
-        request.meta["_robotsasync_pace"] = (unit, delay)
         with self._waiting.waiting(request):
-            recording = self._recording.get(unit)
-            if recording is not None:
-                await asyncio.shield(recording)
+            await self._recorded_first(unit)
             slept = await self._pacer.wait(unit, delay)
+        request.meta[PACE_META] = (unit, delay, asyncio.get_running_loop().time())
         self._inc("robotsasync/pace/waits")
         if slept > 0:
             self._inc("robotsasync/pace/delayed")
+
+    async def _before_sending(self, request: Request) -> None:
+        """Sit out a pause of the request's unit that began after its turn (the slot
+        held it meanwhile): it is delayed, never sent inside a back-off."""
+        paced = request.meta.get(PACE_META)
+        if paced is None:
+            return
+        unit, delay, turn = paced
+        await self._recorded_first(unit)
+        held_since_turn = asyncio.get_running_loop().time() - turn
+        if held_since_turn < RECHECK_AFTER and not self._pacer.paused_here(unit, delay):
+            return  # as good as sent at its turn (Pacer.wait's own rule)
+        with self._waiting.waiting(request):
+            slept = await self._pacer.sit_out_pauses(unit, delay)
+        if slept > 0:
+            self._inc("robotsasync/pace/held_at_send")
+
+    async def _recorded_first(self, unit: str) -> None:
+        """Wait for an observation of ``unit`` still being recorded (a 429's pause)."""
+        recording = self._recording.get(unit)
+        if recording is not None:
+            await asyncio.shield(recording)
+
+    def _install(self) -> None:
+        """Put the send-time check in front of Scrapy's download handlers, once."""
+        if self._installed is not None:
+            return
+        try:
+            engine: Any = self._crawler.engine
+        except (AttributeError, RuntimeError):
+            return  # not crawling yet (Scrapy 2.19 raises then): try on the next request
+        if engine is None:
+            return
+        handlers: Any = getattr(getattr(engine, "downloader", None), "handlers", None)
+        send: Callable[[Request], Awaitable[Response]] | None = getattr(
+            handlers, "download_request_async", None
+        )
+        if send is None:
+            logger.warning(
+                "robots_async: Scrapy's download handlers have no download_request_async "
+                "here; a request waiting in a download slot is not held for a back-off "
+                "that began after its turn"
+            )
+            self._installed = False
+            return
+
+        async def download_request_async(request: Request) -> Response:
+            await self._before_sending(request)
+            return await send(request)
+
+        handlers.download_request_async = download_request_async
+        self._installed = True
 
     def _downloaded(self, response: Response, request: Request, spider: Any = None) -> None:
         """Record a page response of a paced request (429/503, or a success ending a
         back-off) without holding the downloader: a task, waited for by the next
         request of that unit."""
-        paced = request.meta.get("_robotsasync_pace")
+        paced = request.meta.get(PACE_META)
         if paced is None:
             return
-        unit, delay = paced
+        unit, delay, _ = paced
         if response.status in BUSY_STATUSES:
             self._inc(f"robotsasync/pace/busy/{response.status}")
         task = asyncio.ensure_future(
