@@ -67,11 +67,21 @@ class PaceTable:
             return 0.0
         return max(0.0, next_visit(replace(state, last=None), rule, now, jitter) - now)
 
-    def observe(self, unit: str, rule: PaceRule, *, busy: bool, retry_after: float | None) -> None:
-        """Record a page response of ``unit`` (see :func:`core.pacing.observed`)."""
+    def observe(
+        self,
+        unit: str,
+        rule: PaceRule,
+        *,
+        busy: bool,
+        retry_after: float | None,
+        elapsed: float | None = None,
+    ) -> None:
+        """Record a page response of ``unit`` (see :func:`core.pacing.observed`),
+        ``elapsed`` seconds after its request was sent (None: not known)."""
         now = self._clock()
         state = self._states.get(unit, _EMPTY)
-        after = observed(state, now, busy=busy, retry_after=retry_after, rule=rule)
+        sent = None if elapsed is None else now - elapsed
+        after = observed(state, now, busy=busy, retry_after=retry_after, rule=rule, sent=sent)
         if after is not state:
             self._keep(unit, after, rule, now)
 

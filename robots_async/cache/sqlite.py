@@ -30,14 +30,14 @@ import secrets
 import sqlite3
 import time
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.errors import StoreError
-from ..core.pacing import PaceState, keep_for, next_visit, observed, turn
 from ..fetch.deadline import within
 from .closing import AsyncClosing
-from .pace_table import Reservation
 from .records import decode, encode
+from .sqlite_pacing import PacingTable
 from .sqlite_resources import ResourceTables, store_key
 from .store import Lease, ResourceLease, StoredRobots, StoreSchemaError
 
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     from ..core.pacing import PaceRule
     from ..core.url import Origin
+    from .pace_table import Reservation
     from .resources import ResourceKind, StoredResource
 
 __all__ = ["SQLiteStore"]
@@ -96,24 +97,6 @@ INSERT OR REPLACE INTO records (origin, meta, body, last_good, written_at)
 VALUES (?, ?, ?, ?, ?)
 """
 _GET = "SELECT meta, body, last_good FROM records WHERE origin = ? AND written_at >= ?"
-# Pacing observations (core.pacing.PaceState) by unit; made on first use, so a file of
-# an earlier version gains it in place (versions without pacing never read it).
-_CREATE_PACING = """
-CREATE TABLE IF NOT EXISTS pacing (
-    unit TEXT PRIMARY KEY,
-    last REAL,
-    retry_at REAL,
-    paused_at REAL,
-    failed_at REAL,
-    failures INTEGER NOT NULL,
-    expires_at REAL NOT NULL
-)
-"""
-_PACE_GET = (
-    "SELECT last, retry_at, paused_at, failed_at, failures FROM pacing"
-    " WHERE unit = ? AND expires_at > ?"
-)
-_PACE_PUT = "INSERT OR REPLACE INTO pacing VALUES (?, ?, ?, ?, ?, ?, ?)"
 
 
 class SQLiteStore(AsyncClosing):
@@ -144,7 +127,7 @@ class SQLiteStore(AsyncClosing):
         self._keep_for = keep_for
         self._timeout = timeout
         self._puts = 0
-        self._paces = 0
+        self._pacing = PacingTable()
         self._closed = False
         self._conn: sqlite3.Connection | None = None
         self._reopen_at = 0.0
@@ -194,17 +177,25 @@ class SQLiteStore(AsyncClosing):
     async def reserve(self, unit: str, rule: PaceRule, jitter: float) -> Reservation:
         """Reserve the next visit of ``unit`` under ``rule``: one transaction, so the
         processes sharing the file take turns (see :mod:`robots_async.core.pacing`)."""
-        return await self._run(self._reserve, unit, rule, jitter)
+        return await self._run(self._pacing.reserve, unit, rule, jitter)
 
     async def pause_left(self, unit: str, rule: PaceRule, jitter: float) -> float:
         """Seconds until the pauses ``unit`` asked for end."""
-        return await self._run(self._pause_left, unit, rule, jitter)
+        return await self._run(self._pacing.pause_left, unit, rule, jitter)
 
     async def observe(
-        self, unit: str, rule: PaceRule, *, busy: bool, retry_after: float | None
+        self,
+        unit: str,
+        rule: PaceRule,
+        *,
+        busy: bool,
+        retry_after: float | None,
+        elapsed: float | None = None,
     ) -> None:
-        """Record a page response of ``unit``: 429/503 (``busy``) or a success."""
-        await self._run(self._observe, unit, rule, busy, retry_after)
+        """Record a page response of ``unit``: 429/503 (``busy``) or a success,
+        ``elapsed`` seconds after its request was sent (None: not known)."""
+        observe = partial(self._pacing.observe, busy=busy, retry_after=retry_after, elapsed=elapsed)
+        await self._run(observe, unit, rule)
 
     async def get_resource(self, origin: Origin, kind: ResourceKind) -> StoredResource | None:
         """The ``kind`` record of ``origin`` (tdmrep.json; ``sqlite_resources``), or None.
@@ -333,44 +324,6 @@ class SQLiteStore(AsyncClosing):
         renewed = conn.execute(_RENEW, (now + ttl, key, token, now)).rowcount == 1
         return now + ttl if renewed else None
 
-    def _reserve(
-        self, conn: sqlite3.Connection, unit: str, rule: PaceRule, jitter: float
-    ) -> Reservation:
-        with _pacing_transaction(conn):
-            now = time.time()
-            state = _pace_state(conn, unit, now)
-            start, reserved = turn(state, rule, now, jitter)
-            if not reserved:
-                return Reservation(start - now, state.failures, reserved=False)
-            _pace_put(conn, unit, PaceState(start, *_observations(state)), rule, now)
-            self._paces += 1
-            if self._paces % _PURGE_EVERY == 0:
-                conn.execute("DELETE FROM pacing WHERE expires_at < ?", (now,))
-        return Reservation(start - now, state.failures)
-
-    def _pause_left(
-        self, conn: sqlite3.Connection, unit: str, rule: PaceRule, jitter: float
-    ) -> float:
-        _ensure_pacing(conn)
-        now = time.time()
-        state = _pace_state(conn, unit, now)
-        return max(0.0, next_visit(PaceState(None, *_observations(state)), rule, now, jitter) - now)
-
-    def _observe(
-        self,
-        conn: sqlite3.Connection,
-        unit: str,
-        rule: PaceRule,
-        busy: bool,
-        retry_after: float | None,
-    ) -> None:
-        with _pacing_transaction(conn):
-            now = time.time()
-            state = _pace_state(conn, unit, now)
-            after = observed(state, now, busy=busy, retry_after=retry_after, rule=rule)
-            if after is not state:
-                _pace_put(conn, unit, after, rule, now)
-
     def _close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
@@ -491,54 +444,6 @@ def _create(path: str, conn: sqlite3.Connection) -> None:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
-
-
-class _pacing_transaction:  # noqa: N801 - used as a statement: with _pacing_transaction(c)
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on error) on the pacing table:
-    the write lock is taken before the read, so two processes never reserve one slot."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
-    def __enter__(self) -> None:
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            _ensure_pacing(self._conn)
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-
-    def __exit__(self, kind: object, exc: object, tb: object) -> None:
-        if kind is None:
-            self._conn.execute("COMMIT")
-        elif self._conn.in_transaction:
-            self._conn.execute("ROLLBACK")
-
-
-def _ensure_pacing(conn: sqlite3.Connection) -> None:
-    # Both statements are no-ops (no write) once the table exists: a few microseconds.
-    conn.execute(_CREATE_PACING)
-    conn.execute("CREATE INDEX IF NOT EXISTS pacing_expiry ON pacing (expires_at)")
-
-
-def _pace_state(conn: sqlite3.Connection, unit: str, now: float) -> PaceState:
-    row = conn.execute(_PACE_GET, (unit, now)).fetchone()
-    if row is None:
-        return PaceState()
-    last, retry_at, paused_at, failed_at, failures = row
-    return PaceState(last, retry_at, paused_at, failed_at, int(failures))
-
-
-def _observations(state: PaceState) -> tuple[float | None, float | None, float | None, int]:
-    """Everything but ``last``."""
-    return state.retry_at, state.paused_at, state.failed_at, state.failures
-
-
-def _pace_put(
-    conn: sqlite3.Connection, unit: str, state: PaceState, rule: PaceRule, now: float
-) -> None:
-    expires_at = now + keep_for(state, rule, now)
-    conn.execute(_PACE_PUT, (unit, state.last, *_observations(state), expires_at))
 
 
 def _check_positive(name: str, value: object) -> None:

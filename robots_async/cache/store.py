@@ -103,8 +103,10 @@ class RobotsStore(Protocol):
     # one atomic on the store's own clock (see core.pacing and cache.pace_table):
     # ``async def reserve(unit, rule, jitter) -> Reservation``,
     # ``async def pause_left(unit, rule, jitter) -> float`` and
-    # ``async def observe(unit, rule, *, busy, retry_after) -> None``. Without them a
-    # checker paces within its own process only.
+    # ``async def observe(unit, rule, *, busy, retry_after, elapsed=None) -> None``
+    # (``elapsed``: seconds since the response's request was sent, None if unknown; a
+    # store whose observe() takes no ``elapsed`` is called without it). Without them
+    # a checker paces within its own process only.
     #
     # Optional, for an origin's other resources (``cache.resources``: tdmrep.json),
     # so a fleet fetches each once: ``async def get_resource(origin, kind) ->
@@ -175,10 +177,17 @@ class MemoryStore(AsyncClosing):
         return self._pacing.pause_left(unit, rule, jitter)
 
     async def observe(
-        self, unit: str, rule: PaceRule, *, busy: bool, retry_after: float | None
+        self,
+        unit: str,
+        rule: PaceRule,
+        *,
+        busy: bool,
+        retry_after: float | None,
+        elapsed: float | None = None,
     ) -> None:
-        """Record a page response of ``unit``: 429/503 (``busy``) or a success."""
-        self._pacing.observe(unit, rule, busy=busy, retry_after=retry_after)
+        """Record a page response of ``unit``: 429/503 (``busy``) or a success,
+        ``elapsed`` seconds after its request was sent (None: not known)."""
+        self._pacing.observe(unit, rule, busy=busy, retry_after=retry_after, elapsed=elapsed)
 
     async def get_resource(self, origin: Origin, kind: ResourceKind) -> StoredResource | None:
         """The ``kind`` record of ``origin``, or None (also once its lifetime is over).

@@ -3,6 +3,8 @@ class, so the checker stays one object and a wait one method call)."""
 
 from __future__ import annotations
 
+import math
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from .pacing import pace_unit, robots_delay
@@ -46,7 +48,13 @@ class PacedChecks:
         return await self._pacer.wait(pace_unit(origin, self._pacer.settings.pace_by), delay)
 
     async def observe(
-        self, url: object, status: int, headers: object = None, *, user_agent: str | None = None
+        self,
+        url: object,
+        status: int,
+        headers: object = None,
+        *,
+        user_agent: str | None = None,
+        elapsed: float | timedelta | None = None,
     ) -> None:
         """Record a page response so that :meth:`wait` slows down for every worker.
 
@@ -55,15 +63,39 @@ class PacedChecks:
         without it they start an exponential back-off with jitter (2 s, doubling up
         to ``max_backoff``) that a later success ends. ``headers`` may be any
         mapping, multi-dict or list of pairs (aiohttp, httpx, Scrapy, a dict).
+
+        ``elapsed``, the seconds (or a ``timedelta``, as httpx's ``Response.elapsed``)
+        between sending the request and this response, tells a 429 to a request sent before the
+        back-off ended (the same overload: counted once) from one sent after it (it
+        doubles the back-off). Without it a 429 is judged by when it arrives, and a
+        slow one, sent with the first but answered after the back-off, doubles it.
+
+        :raises TypeError: ``status`` is not an int, or ``elapsed`` not a number.
+        :raises ValueError: ``elapsed`` is negative or not finite.
         """
         if isinstance(status, bool) or not isinstance(status, int):
             raise TypeError(f"observe(): status must be an int, not {type(status).__name__}")
+        seconds = _elapsed_seconds(elapsed)
         origin = self._origin(url)
         entry = self._fresh(origin)
         delay = robots_delay(entry.robots, self._token_for(user_agent)) if entry else 0.0
         unit = pace_unit(origin, self._pacer.settings.pace_by)
-        await self._pacer.observe(unit, delay, status, headers)
+        await self._pacer.observe(unit, delay, status, headers, elapsed=seconds)
 
     async def _delay(self, origin: Origin, token: str) -> float:
         entry, _ = await self._entry(origin)
         return robots_delay(entry.robots, token)
+
+
+def _elapsed_seconds(elapsed: object) -> float | None:
+    """``elapsed`` in seconds; refused unless None, a timedelta or a number, finite
+    and not negative."""
+    if elapsed is None:
+        return None
+    if isinstance(elapsed, timedelta):
+        elapsed = elapsed.total_seconds()
+    if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)):
+        raise TypeError(f"observe(): elapsed must be a float, not {type(elapsed).__name__}")
+    if not math.isfinite(elapsed) or elapsed < 0:
+        raise ValueError(f"observe(): elapsed must be finite and >= 0 seconds, not {elapsed!r}")
+    return float(elapsed)

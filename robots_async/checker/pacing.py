@@ -12,6 +12,7 @@ reserved, so pacing never stops and a crawl never fails for it.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import random
 from dataclasses import dataclass, replace
@@ -101,6 +102,9 @@ class Pacer:
     ) -> None:
         shared = store is not None and callable(getattr(store, "reserve", None))
         self._store: Any = store if shared else None
+        #: Whether the store's observe() takes ``elapsed`` (added later to the
+        #: protocol: a store written before it is called as it was).
+        self._store_takes_elapsed = shared and _takes_keyword(store, "observe", "elapsed")
         self.settings = settings
         self._local = PaceTable(clock)
         self._clock = clock
@@ -168,9 +172,19 @@ class Pacer:
         self.waited += slept
         return slept
 
-    async def observe(self, unit: str, delay: float, status: int, headers: object) -> None:
+    async def observe(
+        self,
+        unit: str,
+        delay: float,
+        status: int,
+        headers: object,
+        *,
+        elapsed: float | None = None,
+    ) -> None:
         """Record a page response: 429/503 pause ``unit`` for every worker (until its
-        Retry-After, else an exponential back-off); a success ends a back-off."""
+        Retry-After, else an exponential back-off); a success ends a back-off.
+        ``elapsed``: seconds since its request was sent (None: not known), so a slow
+        429 to a request sent before a back-off ended does not double it."""
         busy = status in BUSY_STATUSES
         if not busy and (status >= 500 or unit not in self._failing):
             return  # a 5xx other than 503 neither pauses nor ends a back-off
@@ -183,10 +197,14 @@ class Pacer:
         else:
             self._failing.discard(unit)
         rule = self.settings.rule(delay)
-        self._local.observe(unit, rule, busy=busy, retry_after=seconds)
+        self._local.observe(unit, rule, busy=busy, retry_after=seconds, elapsed=elapsed)
         store = self._usable_store()
         if store is not None:
-            await self._store_call(store.observe(unit, rule, busy=busy, retry_after=seconds))
+            if elapsed is not None and self._store_takes_elapsed:
+                call = store.observe(unit, rule, busy=busy, retry_after=seconds, elapsed=elapsed)
+            else:
+                call = store.observe(unit, rule, busy=busy, retry_after=seconds)
+            await self._store_call(call)
 
     async def _reserve(self, unit: str, rule: PaceRule) -> Reservation:
         """A reserved turn; while the store holds another worker's turn first, sleep
@@ -248,6 +266,17 @@ class Pacer:
         if self._loop_time is not None:
             return self._loop_time()
         return asyncio.get_running_loop().time()
+
+
+def _takes_keyword(obj: object, method: str, name: str) -> bool:
+    """True if ``obj.method`` accepts the keyword argument ``name``."""
+    try:
+        parameters = inspect.signature(getattr(obj, method)).parameters
+    except (TypeError, ValueError):  # no signature to read (a C callable): assume not
+        return False
+    return name in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    )
 
 
 def _retry_headers(headers: object) -> Mapping[str, str]:

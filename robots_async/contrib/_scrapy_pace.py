@@ -58,6 +58,8 @@ logger = logging.getLogger("robots_async.contrib.scrapy")
 
 #: ``request.meta`` key of a paced request: (unit, Crawl-delay, loop time of its turn).
 PACE_META = "_robotsasync_pace"
+#: ``request.meta`` key: the loop time a paced request went to the download handler.
+_SENT_META = "_robotsasync_sent"
 
 
 class ScrapyPacing:
@@ -153,6 +155,8 @@ class ScrapyPacing:
 
         async def download_request_async(request: Request) -> Response:
             await self._before_sending(request)
+            if PACE_META in request.meta:
+                request.meta[_SENT_META] = asyncio.get_running_loop().time()
             return await send(request)
 
         handlers.download_request_async = download_request_async
@@ -168,8 +172,11 @@ class ScrapyPacing:
         unit, delay, _ = paced
         if response.status in BUSY_STATUSES:
             self._inc(f"robotsasync/pace/busy/{response.status}")
+        # How long it took tells a slow 429 sent before a back-off from a new one.
+        sent = request.meta.get(_SENT_META)
+        elapsed = None if sent is None else max(0.0, asyncio.get_running_loop().time() - sent)
         task = asyncio.ensure_future(
-            self._pacer.observe(unit, delay, response.status, response.headers)
+            self._pacer.observe(unit, delay, response.status, response.headers, elapsed=elapsed)
         )
         self._recording[unit] = task
         task.add_done_callback(lambda done: self._recorded(unit, done))

@@ -16,6 +16,7 @@ Requires aiohttp >= 3.12 (client middlewares run once per redirect hop).
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
@@ -179,9 +180,17 @@ class RobotsMiddleware:
             raise DisallowedError(text, who, decision.verdict, decision)
         if self.pace or self.respect_crawl_delay:
             await checker.wait(text, user_agent=user_agent)
+        sent = time.monotonic()
         response = await handler(request)
         if self.pace:
-            await checker.observe(text, response.status, response.headers, user_agent=user_agent)
+            # How long it took tells a slow 429 sent before a back-off from a new one.
+            await checker.observe(
+                text,
+                response.status,
+                response.headers,
+                user_agent=user_agent,
+                elapsed=time.monotonic() - sent,
+            )
         usage = combine_usage(
             decision.usage or UsagePreferences(),
             usage_from_header(response.headers.getall("Content-Usage", ())),

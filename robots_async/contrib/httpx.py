@@ -20,6 +20,7 @@ Asynchronous only: the checker fetches robots.txt with asyncio, so an
 
 from __future__ import annotations
 
+import time
 from functools import lru_cache
 from typing import TYPE_CHECKING, NoReturn
 
@@ -228,10 +229,16 @@ class RobotsTransport(httpx.AsyncBaseTransport):
         if self.pace:
             await checker.wait(text, user_agent=user_agent)
         entry = await checker.robots(text)
+        sent = time.monotonic()
         response = await self._transport.handle_async_request(request)
         if self.pace:
+            # How long it took tells a slow 429 sent before a back-off from a new one.
             await checker.observe(
-                text, response.status_code, response.headers, user_agent=user_agent
+                text,
+                response.status_code,
+                response.headers,
+                user_agent=user_agent,
+                elapsed=time.monotonic() - sent,
             )
         usage = _Usage(entry.robots, text, self._token(user_agent), response.headers)
         response.extensions[_EXTENSION] = usage

@@ -130,8 +130,10 @@ if ttl < keep * 1000 then redis.call("pexpire", KEYS[1], math.ceil(keep * 1000))
 return {string.format("%.6f", start - now), failures, 1}
 """
 # ARGV: busy ("1"/"0"), retry_after seconds ("" for none), max_retry_after,
-# max_backoff, margin, first_backoff, 1 + JITTER. A pause is never shortened; a 429
-# within the back-off does not double it; a success ends a failure run as
+# max_backoff, margin, first_backoff, 1 + JITTER, seconds since the request was sent
+# ("" if unknown). A pause is never shortened; a 429 to a request sent within the
+# back-off or before (else: one arriving within it) does not double it; a success
+# ends a failure run as
 # core.pacing._after_success says (within the back-off: nothing; for one more
 # back-off: the pause only, the run kept for a 429 of the same moment; then all).
 _OBSERVE = """
@@ -164,8 +166,10 @@ if ARGV[2] ~= "" then
         "paused_at", string.format("%.6f", now))
     keep = keep + math.min(until_ - now, tonumber(ARGV[3]))
 else
-    -- Sent before the back-off began or was seen (core.pacing.observed): the same overload.
-    if failures and failed_at and now < failed_at + backoff then return 0 end
+    -- Sent before the back-off ended (core.pacing.observed): the same overload.
+    local sent = now
+    if ARGV[8] ~= "" then sent = math.min(now, now - tonumber(ARGV[8])) end
+    if failures and failed_at and sent < failed_at + backoff then return 0 end
     redis.call("hincrby", KEYS[1], "failures", 1)
     redis.call("hset", KEYS[1], "failed_at", string.format("%.6f", now))
     keep = keep + tonumber(ARGV[4]) * (tonumber(ARGV[7]) + 1)  -- core.pacing.keep_for
@@ -326,9 +330,16 @@ class RedisStore(AsyncClosing):
         return wait
 
     async def observe(
-        self, unit: str, rule: PaceRule, *, busy: bool, retry_after: float | None
+        self,
+        unit: str,
+        rule: PaceRule,
+        *,
+        busy: bool,
+        retry_after: float | None,
+        elapsed: float | None = None,
     ) -> None:
-        """Record a page response of ``unit``: 429/503 (``busy``) or a success."""
+        """Record a page response of ``unit``: 429/503 (``busy``) or a success,
+        ``elapsed`` seconds after its request was sent (None: not known)."""
         keys = [self._unit_key(unit)]
         args: list[str] = [
             "1" if busy else "0",
@@ -338,6 +349,7 @@ class RedisStore(AsyncClosing):
             repr(MARGIN),
             repr(float(rule.first_backoff)),
             repr(1.0 + JITTER),
+            "" if elapsed is None else repr(float(elapsed)),
         ]
         await self._call(lambda: self._observe_script(keys=keys, args=args))
 

@@ -111,12 +111,14 @@ def observed(
     busy: bool,
     retry_after: float | None,
     rule: PaceRule | None = None,
+    sent: float | None = None,
 ) -> PaceState:
     """``state`` after a page response: ``busy`` for 429/503 (RFC 6585 §4, RFC 9110
-    §15.6.4), with its ``Retry-After`` in seconds if it had one. A pause is never
-    shortened by a later, shorter one; under ``rule``, a 429 within the back-off does
-    not double it, and a success ends a run of failures (:func:`_after_success`
-    says when)."""
+    §15.6.4), with its ``Retry-After`` in seconds if it had one; ``sent``, when known,
+    is when its request was sent (on ``now``'s clock). A pause is never shortened by a
+    later, shorter one; under ``rule``, a 429 to a request sent within the back-off
+    (or before it) does not double it, and a success ends a run of failures
+    (:func:`_after_success` says when)."""
     if not busy:
         if state.failures == 0:
             return state
@@ -129,14 +131,19 @@ def observed(
             return state
         return replace(state, retry_at=until, paused_at=now)
     failed_at = state.failed_at
-    if rule is not None and failed_at is not None and now < failed_at + backoff(state, rule):
-        # Visits wait a back-off out (pause_end), but for a turn due within
-        # checker.pacing.RECHECK_AFTER of its start (sent as if already on its way)
-        # and requests a client queued after their wait (Scrapy's download slot): a
-        # 429 answered within it answers a request sent before it began or was seen,
-        # the same overload. Counted once, as TCP halves its window once per loss:
-        # eight requests in flight that all answered 429 doubled a 2 s back-off
-        # eight times, to the cap.
+    # Visits wait a back-off out (pause_end), but for a turn due within
+    # checker.pacing.RECHECK_AFTER of its start (sent as if already on its way): a
+    # 429 to a request sent before the back-off ended answers the same overload as
+    # the one that began it. Counted once, as TCP halves its window once per loss:
+    # eight requests in flight that all answered 429 doubled a 2 s back-off eight
+    # times, to the cap. Without its send time, a 429 that arrives within the
+    # back-off was sent within it or before; a slow one (an overloaded server answers
+    # slowly) arrives after it and doubled it.
+    if (
+        rule is not None
+        and failed_at is not None
+        and (now if sent is None else min(sent, now)) < failed_at + backoff(state, rule)
+    ):
         return state
     return replace(state, failures=state.failures + 1, failed_at=now)
 

@@ -4,7 +4,9 @@ Retry-After forms, and the settings refused at construction."""
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -15,6 +17,8 @@ from robots_async.checker.pacing import Pacer, PaceSettings, _retry_headers
 from robots_async.core.pacing import JITTER, PaceRule, PaceState, keep_for, next_visit, observed
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..servers import FakeClock, Server
 
 RULE = PaceRule(interval=1.0, max_retry_after=60.0, first_backoff=2.0, max_backoff=30.0)
@@ -96,6 +100,53 @@ def test_429s_within_the_backoff_count_once() -> None:
     assert (later.failures, later.failed_at) == (2, 102.0)
     assert observed(later, 105.9, busy=True, retry_after=None, rule=RULE) is later
     assert observed(later, 106.0, busy=True, retry_after=None, rule=RULE).failures == 3
+
+
+def test_a_429_is_judged_by_its_send_time_when_it_is_known() -> None:
+    """A 429 to a request sent before the back-off ended is the same overload however
+    late it arrives (an overloaded server answers slowly); one sent after it doubles
+    the back-off however fast. Unknown send time: judged by arrival, as before."""
+    state = observed(PaceState(), 100.0, busy=True, retry_after=None, rule=RULE)
+    for sent in (99.0, 100.0, 101.99):
+        slow = observed(state, 107.0, busy=True, retry_after=None, rule=RULE, sent=sent)
+        assert slow is state, sent
+    fresh = observed(state, 102.5, busy=True, retry_after=None, rule=RULE, sent=102.0)
+    assert (fresh.failures, fresh.failed_at) == (2, 102.5)
+    unknown = observed(state, 107.0, busy=True, retry_after=None, rule=RULE)
+    assert (unknown.failures, unknown.failed_at) == (2, 107.0)
+    # A send time after the arrival (clocks apart) counts as the arrival.
+    assert observed(state, 101.0, busy=True, retry_after=None, rule=RULE, sent=200.0) is state
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_stores_pass_the_send_time_to_the_rule(
+    clock: FakeClock, tmp_path: Path, kind: str
+) -> None:
+    """MemoryStore (on a fake clock) and SQLiteStore (on time.time(): a 0.2 s first
+    back-off) take ``elapsed``: a 429 that took longer than the back-off, sent with
+    the first, counts once; the same 429 told without its elapsed time doubles."""
+    rule = PaceRule(interval=0.0, max_retry_after=60.0, first_backoff=0.2, max_backoff=30.0)
+    unit = "http://127.0.0.1:1"
+    if kind == "memory":
+        store: Any = ra.MemoryStore(clock=clock)
+
+        async def later(seconds: float) -> None:
+            clock.advance(seconds)
+    else:
+        store = ra.SQLiteStore(tmp_path / "pace.sqlite")
+
+        async def later(seconds: float) -> None:
+            await asyncio.sleep(seconds)
+
+    try:
+        await store.observe(unit, rule, busy=True, retry_after=None)
+        await later(0.5)
+        await store.observe(unit, rule, busy=True, retry_after=None, elapsed=0.48)
+        assert (await store.reserve(unit, rule, 0.0)).failures == 1
+        await store.observe(unit, rule, busy=True, retry_after=None)
+        assert (await store.reserve(unit, rule, 0.0)).failures == 2
+    finally:
+        await store.aclose()
 
 
 def test_a_run_ends_once_successes_last_one_more_backoff() -> None:
@@ -308,6 +359,52 @@ async def test_observe_refuses_a_status_that_is_not_an_int(server: Server) -> No
     async with ra.RobotsChecker("PaceBot/1.0") as checker:
         with pytest.raises(TypeError, match="status"):
             await checker.observe(server.url("/"), "429")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("elapsed", "error"),
+    [("1.0", TypeError), (True, TypeError), (-0.1, ValueError), (float("nan"), ValueError)],
+)
+async def test_observe_refuses_an_elapsed_time_that_is_not_one(
+    server: Server, elapsed: object, error: type[Exception]
+) -> None:
+    async with ra.RobotsChecker("PaceBot/1.0") as checker:
+        with pytest.raises(error, match="elapsed"):
+            await checker.observe(server.url("/"), 429, elapsed=elapsed)  # type: ignore[arg-type]
+        assert checker.stats.backoffs == 0  # nothing recorded
+
+
+async def test_observe_takes_elapsed_as_httpx_gives_it(clock: FakeClock) -> None:
+    """A ``timedelta`` (httpx's ``Response.elapsed``) is seconds too: the slow 429,
+    sent with the first, leaves one back-off."""
+    store = ra.MemoryStore(clock=clock)
+    async with ra.RobotsChecker(
+        "PaceBot/1.0", store=store, clock=clock, sleep=Sleeps(clock)
+    ) as checker:
+        url = "http://127.0.0.1:1/page"
+        await checker.observe(url, 429)
+        clock.advance(5.0)
+        await checker.observe(url, 429, elapsed=timedelta(seconds=4.9))
+        rule = PaceSettings().rule(0.0)
+        assert (await store.reserve("http://127.0.0.1:1", rule, 0.0)).failures == 1
+
+
+async def test_a_store_written_before_elapsed_is_called_without_it(clock: FakeClock) -> None:
+    """A pace store of the protocol before ``elapsed`` (observe() without it) still
+    records observations: the Pacer leaves the argument out."""
+
+    class OlderStore(ra.MemoryStore):
+        async def observe(  # type: ignore[override]
+            self, unit: str, rule: PaceRule, *, busy: bool, retry_after: float | None
+        ) -> None:
+            await super().observe(unit, rule, busy=busy, retry_after=retry_after)
+
+    store = OlderStore(clock=clock)
+    pacer = Pacer(store, PaceSettings(), clock=clock, sleep=Sleeps(clock), loop_time=clock)
+    await pacer.observe("http://127.0.0.1:1", 0.0, 429, {}, elapsed=0.5)
+    assert pacer.store_errors == 0
+    rule = PaceSettings().rule(0.0)
+    assert (await store.reserve("http://127.0.0.1:1", rule, 0.0)).failures == 1
 
 
 @pytest.mark.parametrize(("delay", "inside"), [(0.2, True), (0.3, False)])

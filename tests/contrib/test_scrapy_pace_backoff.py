@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 import pytest
 from scrapy.utils.test import get_crawler
 
-from robots_async.checker.pacing import FIRST_BACKOFF
+from robots_async import SQLiteStore
+from robots_async.checker.pacing import FIRST_BACKOFF, PaceSettings
 from robots_async.contrib.scrapy import RobotsTxtMiddleware
 
 from .conftest import run_crawl
@@ -26,6 +27,8 @@ pytestmark = pytest.mark.slow
 ANSWER = 0.3
 #: The site's Crawl-delay: the later pages take their turns while the first is in flight.
 CRAWL_DELAY = 0.1
+#: A 429 slower than the first back-off (2 s, at most 2.5 with jitter).
+SLOW = 2.7
 
 
 @pytest.mark.parametrize("store", ["", "shared.sqlite"], ids=["this process", "sqlite store"])
@@ -80,3 +83,29 @@ def test_a_scrapy_without_the_handlers_method_is_warned_of_and_left_as_it_is(
         "a request waiting in a download slot is not held for a back-off that began "
         "after its turn"
     ) == 1
+
+
+async def test_a_slow_429_sent_with_the_first_leaves_one_backoff(
+    site: Site, tmp_path: Path
+) -> None:
+    """Two pages sent together answer 429, one at once, one after SLOW seconds (past
+    the first 2-2.5 s back-off): the same overload. The crawl passes each response's
+    time since it was sent, so the store keeps one failure; judged by arrival, the
+    slow one doubled the back-off (two)."""
+    host = site.host()
+    host.serve("/robots.txt", b"User-agent: *\nAllow: /\n")
+    host.serve("/fast", b"busy", status=429)
+    host.serve("/slow", b"busy", status=429, delay=SLOW)
+    store = tmp_path / "pace.sqlite"
+    settings = {
+        "ROBOTSASYNC_PACE": True,
+        "ROBOTSASYNC_STORE": str(store),
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 2,
+    }
+    crawl = run_crawl(tmp_path, [host.url("/fast"), host.url("/slow")], settings=settings)
+    assert crawl.stat("robotsasync/pace/busy/429") == 2
+    fast, slow = host.times("/fast"), host.times("/slow")
+    assert abs(fast[0] - slow[0]) < 0.5, (fast, slow)  # sent together
+    async with SQLiteStore(store) as shared:
+        rule = PaceSettings().rule(0.0)
+        assert (await shared.reserve(host.base, rule, 0.0)).failures == 1

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 # from the rule's boundaries, so a store's clock and the loop's sleeps cannot cross one.
 RULE = PaceRule(interval=0.0, max_retry_after=0.5, first_backoff=0.2, max_backoff=0.8)
 BUSY, OK = "busy", "ok"
-# (seconds after the start, observation): BUSY, OK, or a Retry-After in seconds.
+# (seconds after the start, observation): BUSY, OK, a Retry-After in seconds, or
+# (BUSY, elapsed): a 429 whose request was sent ``elapsed`` seconds before.
 SEQUENCES: dict[str, list[tuple[float, object]]] = {
     # In-flight 429s count once; each past the back-off doubles it, to the cap.
     "doubling-to-cap": [
@@ -49,15 +50,30 @@ SEQUENCES: dict[str, list[tuple[float, object]]] = {
     ],
     # After the run ended (success one more back-off later), a 429 starts at 0.2 s.
     "run-ends": [(0.0, BUSY), (0.25, BUSY), (0.7, OK), (1.2, OK), (1.3, BUSY)],
+    # Slow 429s sent within a back-off (or before it) count once, arriving after it;
+    # one sent after it doubles, however fast.
+    "sent-times": [
+        (0.0, BUSY),
+        (0.5, (BUSY, 0.45)),
+        (0.6, (BUSY, 0.05)),
+        (1.3, (BUSY, 1.0)),
+    ],
 }
+
+
+def _observation(event: object) -> tuple[bool, float | None, float | None]:
+    """(busy, Retry-After, elapsed) of a scripted event."""
+    if isinstance(event, tuple):
+        return True, None, event[1]
+    return event != OK, event if isinstance(event, float) else None, None
 
 
 def _reference(observations: list[tuple[float, object]]) -> PaceState:
     state = PaceState()
     for at, event in observations:
-        busy = event != OK
-        retry = event if isinstance(event, float) else None
-        state = observed(state, at, busy=busy, retry_after=retry, rule=RULE)
+        busy, retry, elapsed = _observation(event)
+        sent = None if elapsed is None else at - elapsed
+        state = observed(state, at, busy=busy, retry_after=retry, rule=RULE, sent=sent)
     return state
 
 
@@ -81,10 +97,9 @@ async def test_stores_agree_with_the_core_rule(
         start = time.monotonic()
         for at, event in steps:
             await asyncio.sleep(max(0.0, start + at - time.monotonic()))
-            busy = event != OK
-            retry = event if isinstance(event, float) else None
+            busy, retry, elapsed = _observation(event)
             made.append((time.monotonic() - start, event))
-            await store.observe(unit, RULE, busy=busy, retry_after=retry)
+            await store.observe(unit, RULE, busy=busy, retry_after=retry, elapsed=elapsed)
         now = time.monotonic() - start
         left = await store.pause_left(unit, RULE, 0.0)
         failures = (await store.reserve(unit, RULE, 0.0)).failures

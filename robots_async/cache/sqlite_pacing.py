@@ -1,0 +1,142 @@
+"""SQLiteStore's pacing table: the observations of each unit (core.pacing.PaceState).
+
+Made on first use, so a file of an earlier version gains it in place (versions
+without pacing never read it). Every reservation and observation is one
+``BEGIN IMMEDIATE`` transaction: the write lock is taken before the read, so two
+processes sharing the file never reserve one slot. Times are this machine's clock
+(``time.time()``), shared by the processes that share the file.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from ..core.pacing import PaceState, keep_for, next_visit, observed, turn
+from .pace_table import Reservation
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from ..core.pacing import PaceRule
+
+__all__ = ["PacingTable"]
+
+#: Expired rows are deleted once every this many reservations.
+_PURGE_EVERY = 1000
+
+_CREATE_PACING = """
+CREATE TABLE IF NOT EXISTS pacing (
+    unit TEXT PRIMARY KEY,
+    last REAL,
+    retry_at REAL,
+    paused_at REAL,
+    failed_at REAL,
+    failures INTEGER NOT NULL,
+    expires_at REAL NOT NULL
+)
+"""
+_PACE_GET = (
+    "SELECT last, retry_at, paused_at, failed_at, failures FROM pacing"
+    " WHERE unit = ? AND expires_at > ?"
+)
+_PACE_PUT = "INSERT OR REPLACE INTO pacing VALUES (?, ?, ?, ?, ?, ?, ?)"
+
+
+class PacingTable:
+    """Reserve, pause_left and observe on a connection (run on the store's thread)."""
+
+    def __init__(self) -> None:
+        self._reservations = 0
+
+    def reserve(
+        self, conn: sqlite3.Connection, unit: str, rule: PaceRule, jitter: float
+    ) -> Reservation:
+        """Reserve ``unit``'s next visit under ``rule`` (see core.pacing.turn)."""
+        with _PacingTransaction(conn):
+            now = time.time()
+            state = _pace_state(conn, unit, now)
+            start, reserved = turn(state, rule, now, jitter)
+            if not reserved:
+                return Reservation(start - now, state.failures, reserved=False)
+            _pace_put(conn, unit, PaceState(start, *_observations(state)), rule, now)
+            self._reservations += 1
+            if self._reservations % _PURGE_EVERY == 0:
+                conn.execute("DELETE FROM pacing WHERE expires_at < ?", (now,))
+        return Reservation(start - now, state.failures)
+
+    def pause_left(
+        self, conn: sqlite3.Connection, unit: str, rule: PaceRule, jitter: float
+    ) -> float:
+        """Seconds until the pauses ``unit`` asked for end (no visit reserved)."""
+        _ensure_pacing(conn)
+        now = time.time()
+        state = _pace_state(conn, unit, now)
+        return max(0.0, next_visit(PaceState(None, *_observations(state)), rule, now, jitter) - now)
+
+    def observe(
+        self,
+        conn: sqlite3.Connection,
+        unit: str,
+        rule: PaceRule,
+        *,
+        busy: bool,
+        retry_after: float | None,
+        elapsed: float | None,
+    ) -> None:
+        """Record a page response of ``unit``, ``elapsed`` seconds after its request
+        was sent (None: not known), by core.pacing.observed."""
+        with _PacingTransaction(conn):
+            now = time.time()
+            state = _pace_state(conn, unit, now)
+            sent = None if elapsed is None else now - elapsed
+            after = observed(state, now, busy=busy, retry_after=retry_after, rule=rule, sent=sent)
+            if after is not state:
+                _pace_put(conn, unit, after, rule, now)
+
+
+class _PacingTransaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on error) on the pacing table."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def __enter__(self) -> None:
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            _ensure_pacing(self._conn)
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        if kind is None:
+            self._conn.execute("COMMIT")
+        elif self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
+
+
+def _ensure_pacing(conn: sqlite3.Connection) -> None:
+    # Both statements are no-ops (no write) once the table exists: a few microseconds.
+    conn.execute(_CREATE_PACING)
+    conn.execute("CREATE INDEX IF NOT EXISTS pacing_expiry ON pacing (expires_at)")
+
+
+def _pace_state(conn: sqlite3.Connection, unit: str, now: float) -> PaceState:
+    row = conn.execute(_PACE_GET, (unit, now)).fetchone()
+    if row is None:
+        return PaceState()
+    last, retry_at, paused_at, failed_at, failures = row
+    return PaceState(last, retry_at, paused_at, failed_at, int(failures))
+
+
+def _observations(state: PaceState) -> tuple[float | None, float | None, float | None, int]:
+    """Everything but ``last``."""
+    return state.retry_at, state.paused_at, state.failed_at, state.failures
+
+
+def _pace_put(
+    conn: sqlite3.Connection, unit: str, state: PaceState, rule: PaceRule, now: float
+) -> None:
+    expires_at = now + keep_for(state, rule, now)
+    conn.execute(_PACE_PUT, (unit, state.last, *_observations(state), expires_at))
