@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import robots_async
 from robots_async.core.compiled import forget_shared
+from robots_async.fetch.wire import PLAIN_URL
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -608,11 +609,18 @@ async def _checker_ratios(corpus: list[tuple[str, bytes]], origins: int, rounds:
         for url in batch:
             verdict(url, "BenchBot")
 
+    async def wire_test(batch: list[str], agent: str | None) -> None:
+        # The test that the URL is sent as written, alone (one regex: PLAIN_URL);
+        # the floor of what judging the URL on the wire adds to a bare match.
+        for url in batch:
+            PLAIN_URL(url)
+
     jobs = {
         "checker": (pairs, urls, None),
         "checker, user_agent=": (pairs, urls, ua),
         "checker, random order": (shuffled, [url for _, url in shuffled], None),
         "(the index alone)": (pairs, urls, None),
+        "(the wire-URL test alone)": (pairs, urls, None),
     }
     results: dict[str, list[float]] = {name: [] for name in jobs}
     for r in range(rounds):
@@ -624,6 +632,8 @@ async def _checker_ratios(corpus: list[tuple[str, bytes]], origins: int, rounds:
                 start = time.process_time()
                 if which == "a" and name == "(the index alone)":
                     await via_index(batch_urls, agent)
+                elif which == "a" and name == "(the wire-URL test alone)":
+                    await wire_test(batch_urls, agent)
                 elif which == "a":
                     await via_checker(batch_urls, agent)
                 else:
@@ -633,7 +643,7 @@ async def _checker_ratios(corpus: list[tuple[str, bytes]], origins: int, rounds:
     print(f"\ncached checker vs bare RobotsTxt.allowed, {origins:,} origins (CPU; target <= 1.4x)")
     for name, values in results.items():
         prefix = "" if name.startswith("(") else "await "
-        print(f"  {prefix + name:30} {_summary(values)} a bare match")
+        print(f"  {prefix + name:32} {_summary(values)} a bare match")
     await checker.aclose()
 
 
