@@ -3,9 +3,11 @@ holds, and what else waits while it holds one."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 import pytest
+from aiohttp import web
 
 from robots_async.checker.pacing import FIRST_BACKOFF
 
@@ -65,3 +67,39 @@ def test_a_request_held_at_send_does_not_hold_another_origin_of_its_slot(
     assert calm_later - first < FIRST_BACKOFF, (first, held, calm_later)
     assert crawl.stat("robotsasync/pace/held_at_send") == 1
     assert crawl.stat("robotsasync/pace/busy/429") == 2  # each sent once
+
+
+def test_retried_and_held_requests_are_each_sent_once_per_try(site: Site, tmp_path: Path) -> None:
+    """Each page answers 429 to its first request and 200 to the next (after 0.3 s);
+    RetryMiddleware retries the 429s, copying the pacing meta. The second page waits
+    in the slot behind the first and meets its back-off at send. Every page goes
+    exactly twice (its try and its retry), none within the back-off of the first 429,
+    and nothing is left unsent or sent again."""
+    host = site.host()
+    host.serve("/robots.txt", b"User-agent: *\nCrawl-delay: 0.1\n")
+    answered: set[str] = set()
+
+    async def busy_once(request: web.Request) -> web.Response:
+        await asyncio.sleep(0.3)
+        if request.path in answered:
+            return web.Response(text="ok")
+        answered.add(request.path)
+        return web.Response(status=429, text="busy")
+
+    for i in range(2):
+        host.routes[f"/p{i}"] = busy_once
+    settings = {
+        "ROBOTSASYNC_PACE": True,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+        "RETRY_ENABLED": True,
+        "RETRY_TIMES": 1,
+    }
+    crawl = run_crawl(tmp_path, [host.url("/p0"), host.url("/p1")], settings=settings)
+    assert host.count("/p0") == host.count("/p1") == 2
+    assert sorted(item["status"] for item in crawl.items) == [200, 200]
+    assert crawl.stat("robotsasync/pace/busy/429") == 2
+    assert crawl.stat("retry/count") == 2
+    assert crawl.stat("robotsasync/pace/held_at_send") >= 1
+    sends = host.times("/p")
+    # After the first 429 (0.3 s in), no page went within its 2 s back-off.
+    assert all(t - sends[0] >= 0.3 + FIRST_BACKOFF for t in sends[1:]), sends
