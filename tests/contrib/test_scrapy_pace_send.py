@@ -49,7 +49,7 @@ def test_a_request_held_at_send_does_not_hold_another_origin_of_its_slot(
     """Scrapy's download slot is the host: two ports of 127.0.0.1 (as http and https
     of one site) share it, CONCURRENT_REQUESTS_PER_DOMAIN = 1. The busy origin's
     second page takes its turn while the first is in flight, whose 429 begins a 2 s
-    back-off of that origin only (pace_by="origin"); the second sits it out at send.
+    back-off of that origin only (pace_by="origin"); the second meets it at send.
     The calm origin's pages take turns 1 s apart; the later one, due while the busy
     origin's page sits out its back-off, must go then, not after that back-off."""
     busy, calm = site.host(), site.host()
