@@ -153,24 +153,19 @@ class Pacer:
         self.waited += slept
         return slept
 
+    # paused_here() and paused() read a back-off's earliest end (no jitter): a turn
+    # given after it was jittered already, and a fresh draw found such a turn paused
+    # again (a Scrapy request then met its pause twice: held_at_send 2 where 1 was due).
+
     def paused_here(self, unit: str, delay: float) -> bool:
         """True if this process knows of a pause of ``unit`` now (no store call)."""
-        return self._local.pause_left(unit, self.settings.rule(delay), random.random()) > 0
+        return self._local.pause_left(unit, self.settings.rule(delay), 0.0) > 0
 
-    async def sit_out_pauses(self, unit: str, delay: float) -> float:
-        """Sleep until no pause of ``unit`` holds, for any worker (a 429/503 back-off or
-        a Retry-After); no visit is reserved. For a request whose turn came before a
-        pause began and that was not sent meanwhile. The seconds slept."""
-        rule = self.settings.rule(delay)
-        slept = 0.0
-        for _ in range(_MAX_ROUNDS):
-            left = await self._pause_left(unit, rule)
-            if left <= 0:
-                break
-            await self._sleep(left)
-            slept += left
-        self.waited += slept
-        return slept
+    async def paused(self, unit: str, delay: float) -> bool:
+        """True if a pause of ``unit`` holds now for any worker (a 429/503 back-off or a
+        Retry-After: the store is asked); no visit is reserved. For a request whose
+        turn came before a pause began and that was not sent meanwhile."""
+        return await self._pause_left(unit, self.settings.rule(delay), 0.0) > 0
 
     async def observe(
         self,
@@ -225,8 +220,8 @@ class Pacer:
             queued += reservation.wait
         return replace(self._local.reserve(unit, rule, random.random()), queued=queued)
 
-    async def _pause_left(self, unit: str, rule: PaceRule) -> float:
-        jitter = random.random()
+    async def _pause_left(self, unit: str, rule: PaceRule, jitter: float | None = None) -> float:
+        jitter = random.random() if jitter is None else jitter
         store = self._usable_store()
         if store is not None:
             left = await self._store_call(store.pause_left(unit, rule, jitter))

@@ -232,6 +232,8 @@ class RobotsTxtMiddleware:
     ) -> Request | Response | None:
         """Wait for the origin's robots.txt; drop the request if it is disallowed, or if
         its robots.txt usage preference refuses a ``ROBOTSASYNC_REFUSE_USAGE`` category."""
+        if self._pacing is not None:
+            self._pacing.forget(request)
         if request.meta.get("dont_obey_robotstxt"):
             return None
         try:
@@ -266,6 +268,15 @@ class RobotsTxtMiddleware:
             self._refuse_usage(request, usage, "robots.txt")
             request.meta[_USAGE_META] = usage
         return None
+
+    def process_exception(
+        self, request: Request, exception: BaseException, spider: Any = None
+    ) -> Request | None:
+        """A paced request that met a back-off as its download slot sent it (not sent):
+        back to the scheduler, to take a new turn after the back-off."""
+        if self._pacing is None:
+            return None
+        return self._pacing.rescheduled(request, exception)
 
     async def _entry_beyond_our_limits(
         self, origin: Origin, entry: CacheEntry | None

@@ -93,3 +93,47 @@ async def test_429s_in_flight_within_the_backoff_count_once(
     elapsed = asyncio.get_running_loop().time() - started
     assert slept > 0.5, slept
     assert elapsed < 1.9, elapsed
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="elapsed is timed from before the client's connection pool: a request that "
+    "took its turn before a back-off and waited for a connection until after it is "
+    "judged sent before it, so its 429 no longer doubles the back-off",
+)
+async def test_a_429_sent_after_the_backoff_from_the_connection_pool_doubles_it(
+    server: Server,
+    make_checker: Callable[..., ra.RobotsChecker],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One aiohttp connection: /hog holds it 1 s. /page takes its turn at once
+    and waits for the connection; meanwhile another worker's 429 begins a 0.2 s
+    back-off. /page is sent when /hog ends, well after the back-off, and answers 429:
+    that doubles the back-off (as judged by arrival before 5a2a676). Timed from
+    before the pool, it counts as sent within the first back-off and is dropped.
+    The httpx transport does the same (httpx.Limits(max_connections=1), measured in
+    review); left out here, as that run left Python 3.11.7's ast.parse failing
+    (SystemError: AST constructor recursion depth mismatch) for later tests."""
+    monkeypatch.setattr(pacing, "FIRST_BACKOFF", FIRST)
+    hog = 1.0
+    checker = make_checker()
+    server.text("/robots.txt", "User-agent: *\nAllow: /\n")
+    server.text("/hog", delay=hog)
+    server.text("/page", status=429)
+    assert await checker.allowed(server.url("/hog"))
+    connector = aiohttp.TCPConnector(limit=1)
+    middleware = RobotsMiddleware(checker, pace=True)
+    async with aiohttp.ClientSession(connector=connector, middlewares=(middleware,)) as session:
+
+        async def get(path: str) -> int:
+            async with session.get(server.url(path)) as response:
+                return response.status
+
+        hogging = asyncio.ensure_future(get("/hog"))
+        await asyncio.sleep(0.05)  # /hog has the one connection
+        paging = asyncio.ensure_future(get("/page"))
+        await asyncio.sleep(0.05)  # /page took its turn and waits for the connection
+        await checker.observe(server.url("/other"), 429, {})  # another worker's 429
+        assert await asyncio.gather(hogging, paging) == [200, 429]
+    # Doubled from /page's 429: 0.4 s (0.5 with jitter) from now; dropped: none left.
+    assert await checker.wait(server.url("/next")) > FIRST

@@ -54,6 +54,11 @@ def main() -> None:
 
         def parse(self, response: Any) -> Any:
             yield {"url": response.url, "status": response.status, "usage": usage(response)}
+            copied = response.meta.get("follow_with_meta")
+            if copied is not None:  # the page's links, its meta copied (a spider idiom)
+                meta = {**response.meta, **copied, "follow_with_meta": None}
+                for href in response.css("a::attr(href)").getall():
+                    yield response.follow(href, self.parse, errback=self.failed, meta=meta)
             if response.meta.get("follow_links"):  # one level of the page's links
                 for href in response.css("a::attr(href)").getall():
                     yield response.follow(href, callback=self.parse, errback=self.failed)

@@ -37,9 +37,10 @@ def test_requests_queued_in_the_download_slot_wait_out_a_backoff(
 ) -> None:
     """Three pages, one at a time per domain, turns CRAWL_DELAY apart: the second and
     third take theirs while the first is in flight and queue in Scrapy's slot. The
-    first 429 begins a 2 s back-off; both must sit it out as the slot sends them.
-    Before the send-time check they went as the slot freed, 0.01 s into the back-off.
-    With a store, the one that waited RECHECK_AFTER or more reads the pause there."""
+    first 429 begins a 2 s back-off; both meet it as the slot sends them and take new
+    turns after it. Before the send-time check they went as the slot freed, 0.01 s
+    into the back-off. With a store, the one that waited RECHECK_AFTER or more reads
+    the pause there."""
     host = site.host()
     host.serve("/robots.txt", f"User-agent: *\nCrawl-delay: {CRAWL_DELAY}\n".encode())
     for i in range(3):
@@ -56,7 +57,9 @@ def test_requests_queued_in_the_download_slot_wait_out_a_backoff(
     # Each was sent after the first 429 came back (ANSWER after the first request),
     # so the back-off from then applies to it.
     assert min(later) - first >= ANSWER + FIRST_BACKOFF, (first, later)
-    assert crawl.stat("robotsasync/pace/held_at_send") == 2
+    # Each met a pause at send at least once (then took a new turn; the first of them
+    # to go answered 429 again, so the other could meet the next back-off too).
+    assert crawl.stat("robotsasync/pace/held_at_send") >= 2
 
 
 @pytest.mark.parametrize("handlers", [object(), None], ids=["no method", "no handlers"])

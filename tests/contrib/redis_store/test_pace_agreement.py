@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 RULE = PaceRule(interval=0.0, max_retry_after=0.5, first_backoff=0.2, max_backoff=0.8)
 BUSY, OK = "busy", "ok"
 # (seconds after the start, observation): BUSY, OK, a Retry-After in seconds, or
-# (BUSY, elapsed): a 429 whose request was sent ``elapsed`` seconds before.
+# (one of those, elapsed): its request was sent ``elapsed`` seconds before.
 SEQUENCES: dict[str, list[tuple[float, object]]] = {
     # In-flight 429s count once; each past the back-off doubles it, to the cap.
     "doubling-to-cap": [
@@ -58,13 +58,26 @@ SEQUENCES: dict[str, list[tuple[float, object]]] = {
         (0.6, (BUSY, 0.05)),
         (1.3, (BUSY, 1.0)),
     ],
+    # Edges of elapsed: 0 (sent as it arrived), far larger than the run (sent before
+    # it began), on a success (ignored: judged by arrival), on a Retry-After (its own).
+    "elapsed-edges": [
+        (0.0, BUSY),
+        (0.1, (BUSY, 0.0)),
+        (0.3, (BUSY, 0.0)),
+        (0.5, (BUSY, 1e9)),
+        (0.55, (OK, 0.5)),
+        (0.6, (0.2, 0.55)),
+        (0.8, (OK, 0.75)),
+        (0.85, (BUSY, 0.8)),
+    ],
 }
 
 
 def _observation(event: object) -> tuple[bool, float | None, float | None]:
     """(busy, Retry-After, elapsed) of a scripted event."""
     if isinstance(event, tuple):
-        return True, None, event[1]
+        busy, retry, _ = _observation(event[0])
+        return busy, retry, event[1]
     return event != OK, event if isinstance(event, float) else None, None
 
 

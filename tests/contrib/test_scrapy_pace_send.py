@@ -1,0 +1,105 @@
+"""ROBOTSASYNC_PACE's send-time check (Scrapy's download handlers): which requests it
+holds, and what else waits while it holds one."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+import pytest
+from aiohttp import web
+
+from robots_async.checker.pacing import FIRST_BACKOFF
+
+from .conftest import run_crawl
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .conftest import Site
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_request_not_paced_but_carrying_a_paced_meta_passes_untouched(
+    site: Site, tmp_path: Path
+) -> None:
+    """A spider that follows a link with ``meta=response.meta`` (a common idiom) and
+    ``dont_obey_robotstxt`` copies the pacing meta of the page it came from. The new
+    request is not paced, so neither is it held for that page's back-off at send nor
+    is its own 429 recorded against that page's origin. Before, it sat out the 2 s
+    back-off of the other origin and its 429 was counted there."""
+    paced, other = site.host(), site.host()
+    paced.serve("/robots.txt", b"User-agent: *\nAllow: /\n")
+    paced.serve("/first", f'<a href="{other.url("/free")}">x</a>', status=429)
+    other.serve("/free", b"busy", status=429)
+    settings = {"ROBOTSASYNC_PACE": True, "HTTPERROR_ALLOWED_CODES": [429]}
+    meta = {paced.url("/first"): {"follow_with_meta": {"dont_obey_robotstxt": True}}}
+    crawl = run_crawl(tmp_path, [paced.url("/first")], settings=settings, meta=meta)
+    assert [item["url"] for item in crawl.items] == [paced.url("/first"), other.url("/free")]
+    (first,), (free,) = paced.times("/first"), other.times("/free")
+    assert free - first < FIRST_BACKOFF / 2, free - first
+    assert crawl.stat("robotsasync/pace/held_at_send") == 0
+    assert crawl.stat("robotsasync/pace/busy/429") == 1
+
+
+def test_a_request_held_at_send_does_not_hold_another_origin_of_its_slot(
+    site: Site, tmp_path: Path
+) -> None:
+    """Scrapy's download slot is the host: two ports of 127.0.0.1 (as http and https
+    of one site) share it, CONCURRENT_REQUESTS_PER_DOMAIN = 1. The busy origin's
+    second page takes its turn while the first is in flight, whose 429 begins a 2 s
+    back-off of that origin only (pace_by="origin"); the second meets it at send.
+    The calm origin's pages take turns 1 s apart; the later one, due while the busy
+    origin's page sits out its back-off, must go then, not after that back-off."""
+    busy, calm = site.host(), site.host()
+    busy.serve("/robots.txt", b"User-agent: *\nCrawl-delay: 0.1\n")
+    for i in range(2):
+        busy.serve(f"/p{i}", b"busy", status=429, delay=0.5)
+    calm.serve("/robots.txt", b"User-agent: *\nCrawl-delay: 1\n")
+    settings = {"ROBOTSASYNC_PACE": True, "CONCURRENT_REQUESTS_PER_DOMAIN": 1}
+    urls = [busy.url("/p0"), busy.url("/p1"), calm.url("/c0"), calm.url("/c1")]
+    crawl = run_crawl(tmp_path, urls, settings=settings)
+    first, held = busy.times("/p")
+    _, calm_later = calm.times("/c")
+    assert held - first >= FIRST_BACKOFF, (first, held)  # held, as it must be
+    # Due about 1 s after the first page; held behind the back-off, it went ~2.9 s after.
+    assert calm_later - first < FIRST_BACKOFF, (first, held, calm_later)
+    assert crawl.stat("robotsasync/pace/held_at_send") == 1
+    assert crawl.stat("robotsasync/pace/busy/429") == 2  # each sent once
+
+
+def test_retried_and_held_requests_are_each_sent_once_per_try(site: Site, tmp_path: Path) -> None:
+    """Each page answers 429 to its first request and 200 to the next (after 0.3 s);
+    RetryMiddleware retries the 429s, copying the pacing meta. The second page waits
+    in the slot behind the first and meets its back-off at send. Every page goes
+    exactly twice (its try and its retry), none within the back-off of the first 429,
+    and nothing is left unsent or sent again."""
+    host = site.host()
+    host.serve("/robots.txt", b"User-agent: *\nCrawl-delay: 0.1\n")
+    answered: set[str] = set()
+
+    async def busy_once(request: web.Request) -> web.Response:
+        await asyncio.sleep(0.3)
+        if request.path in answered:
+            return web.Response(text="ok")
+        answered.add(request.path)
+        return web.Response(status=429, text="busy")
+
+    for i in range(2):
+        host.routes[f"/p{i}"] = busy_once
+    settings = {
+        "ROBOTSASYNC_PACE": True,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+        "RETRY_ENABLED": True,
+        "RETRY_TIMES": 1,
+    }
+    crawl = run_crawl(tmp_path, [host.url("/p0"), host.url("/p1")], settings=settings)
+    assert host.count("/p0") == host.count("/p1") == 2
+    assert sorted(item["status"] for item in crawl.items) == [200, 200]
+    assert crawl.stat("robotsasync/pace/busy/429") == 2
+    assert crawl.stat("retry/count") == 2
+    assert crawl.stat("robotsasync/pace/held_at_send") >= 1
+    sends = host.times("/p")
+    # After the first 429 (0.3 s in), no page went within its 2 s back-off.
+    assert all(t - sends[0] >= 0.3 + FIRST_BACKOFF for t in sends[1:]), sends
