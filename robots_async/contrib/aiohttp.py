@@ -16,7 +16,6 @@ Requires aiohttp >= 3.12 (client middlewares run once per redirect hop).
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
@@ -180,17 +179,13 @@ class RobotsMiddleware:
             raise DisallowedError(text, who, decision.verdict, decision)
         if self.pace or self.respect_crawl_delay:
             await checker.wait(text, user_agent=user_agent)
-        sent = time.monotonic()
         response = await handler(request)
         if self.pace:
-            # How long it took tells a slow 429 sent before a back-off from a new one.
-            await checker.observe(
-                text,
-                response.status,
-                response.headers,
-                user_agent=user_agent,
-                elapsed=time.monotonic() - sent,
-            )
+            # No elapsed time: a client middleware does not see when the request left
+            # the connection pool, and timed from here a request that waited there
+            # past a back-off would be judged sent before it (its 429 then no longer
+            # doubled the back-off). Judged by arrival, a slow 429 errs the polite way.
+            await checker.observe(text, response.status, response.headers, user_agent=user_agent)
         usage = combine_usage(
             decision.usage or UsagePreferences(),
             usage_from_header(response.headers.getall("Content-Usage", ())),

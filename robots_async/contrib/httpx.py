@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from functools import lru_cache
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 try:
     import httpx
@@ -229,22 +229,46 @@ class RobotsTransport(httpx.AsyncBaseTransport):
         if self.pace:
             await checker.wait(text, user_agent=user_agent)
         entry = await checker.robots(text)
-        sent = time.monotonic()
-        response = await self._transport.handle_async_request(request)
         if self.pace:
-            # How long it took tells a slow 429 sent before a back-off from a new one.
+            response, elapsed = await self._send_timed(request)
             await checker.observe(
-                text,
-                response.status_code,
-                response.headers,
-                user_agent=user_agent,
-                elapsed=time.monotonic() - sent,
+                text, response.status_code, response.headers, user_agent=user_agent, elapsed=elapsed
             )
+        else:
+            response = await self._transport.handle_async_request(request)
         usage = _Usage(entry.robots, text, self._token(user_agent), response.headers)
         response.extensions[_EXTENSION] = usage
         if self.refuse_usage and response.status_code not in _refusal.REDIRECTS:
             await self._refuse(text, user_agent, usage, request, response)
         return response
+
+    async def _send_timed(self, request: httpx.Request) -> tuple[httpx.Response, float | None]:
+        """The response, and the seconds since its request's headers were sent (None
+        if the transport did not say: not httpcore's).
+
+        The time comes from httpcore's ``trace`` extension, as the request leaves the
+        connection pool: timed from here, a request that waited there past a back-off
+        was judged sent before it, and its 429 no longer doubled the back-off. A trace
+        callback of the caller's own still gets every event.
+        """
+        own = request.extensions.get("trace")
+        sent: list[float] = []
+
+        async def trace(event: str, info: dict[str, Any]) -> None:
+            if event.endswith(".send_request_headers.started"):
+                sent.append(time.monotonic())
+            if own is not None:
+                await own(event, info)
+
+        request.extensions["trace"] = trace
+        try:
+            response = await self._transport.handle_async_request(request)
+        finally:
+            if own is None:
+                del request.extensions["trace"]
+            else:
+                request.extensions["trace"] = own
+        return response, (time.monotonic() - sent[-1]) if sent else None
 
     async def _refuse(
         self,
