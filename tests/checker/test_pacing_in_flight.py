@@ -8,15 +8,14 @@ import asyncio
 from typing import TYPE_CHECKING
 
 import aiohttp
-import httpx
 import pytest
 
 from robots_async.checker import pacing
 from robots_async.contrib.aiohttp import RobotsMiddleware
-from robots_async.contrib.httpx import RobotsTransport
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from types import ModuleType
 
     import robots_async as ra
 
@@ -25,6 +24,18 @@ if TYPE_CHECKING:
 #: The first back-off of this test (2 s by default); the slow 429 comes back later.
 FIRST = 0.2
 SLOW = 1.0
+
+
+def _httpx() -> ModuleType:
+    """httpx, or a skip where it is not installed (the lowest-direct core job)."""
+    return pytest.importorskip("httpx")
+
+
+def _httpx_transport() -> ModuleType:
+    _httpx()
+    from robots_async.contrib import httpx as transport
+
+    return transport
 
 
 async def _two_429s(
@@ -49,7 +60,8 @@ async def _two_429s(
 
             statuses = await asyncio.gather(*map(status, paths))
     else:
-        transport = RobotsTransport(checker, pace=True)
+        httpx = _httpx()
+        transport = _httpx_transport().RobotsTransport(checker, pace=True)
         async with httpx.AsyncClient(transport=transport) as http:
             responses = await asyncio.gather(*(http.get(server.url(p)) for p in paths))
             statuses = [r.status_code for r in responses]
@@ -153,6 +165,7 @@ async def test_httpx_times_the_send_from_the_connection_pool(
     starts as the request's headers are sent (httpcore's trace extension), after the
     pool, so /page's 429 doubles the back-off; a trace callback of the caller's own
     still sees every event."""
+    httpx = _httpx()
     monkeypatch.setattr(pacing, "FIRST_BACKOFF", FIRST)
     checker = make_checker()
     server.text("/robots.txt", "User-agent: *\nAllow: /\n")
@@ -165,7 +178,7 @@ async def test_httpx_times_the_send_from_the_connection_pool(
         events.append(event)
 
     inner = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=1))
-    transport = RobotsTransport(checker, inner, pace=True)
+    transport = _httpx_transport().RobotsTransport(checker, inner, pace=True)
     async with inner, httpx.AsyncClient(transport=transport) as http:  # (not ours to close)
         hogging = asyncio.ensure_future(http.get(server.url("/hog")))
         await asyncio.sleep(0.05)  # /hog has the one connection
