@@ -80,8 +80,7 @@ class PaceTable:
         ``elapsed`` seconds after its request was sent (None: not known)."""
         now = self._clock()
         state = self._states.get(unit, _EMPTY)
-        sent = None if elapsed is None else now - elapsed
-        after = observed(state, now, busy=busy, retry_after=retry_after, rule=rule, sent=sent)
+        after = observed(state, now, busy=busy, retry_after=retry_after, rule=rule, elapsed=elapsed)
         if after is not state:
             self._keep(unit, after, rule, now)
 

@@ -89,8 +89,9 @@ class PacingTable:
         with _PacingTransaction(conn):
             now = time.time()
             state = _pace_state(conn, unit, now)
-            sent = None if elapsed is None else now - elapsed
-            after = observed(state, now, busy=busy, retry_after=retry_after, rule=rule, sent=sent)
+            after = observed(
+                state, now, busy=busy, retry_after=retry_after, rule=rule, elapsed=elapsed
+            )
             if after is not state:
                 _pace_put(conn, unit, after, rule, now)
 

@@ -3,10 +3,10 @@ class, so the checker stays one object and a wait one method call)."""
 
 from __future__ import annotations
 
-import math
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from ..core.validate import optional_number
 from .pacing import pace_unit, robots_delay
 
 if TYPE_CHECKING:
@@ -70,8 +70,9 @@ class PacedChecks:
         doubles the back-off). Without it a 429 is judged by when it arrives, and a
         slow one, sent with the first but answered after the back-off, doubles it.
 
-        :raises TypeError: ``status`` is not an int, or ``elapsed`` not a number.
-        :raises ValueError: ``elapsed`` is negative or not finite.
+        :raises TypeError: ``status`` is not an int.
+        :raises ConfigurationTypeError: ``elapsed`` is not a number (a TypeError).
+        :raises ConfigurationError: ``elapsed`` is negative or not finite (a ValueError).
         """
         if isinstance(status, bool) or not isinstance(status, int):
             raise TypeError(f"observe(): status must be an int, not {type(status).__name__}")
@@ -88,14 +89,7 @@ class PacedChecks:
 
 
 def _elapsed_seconds(elapsed: object) -> float | None:
-    """``elapsed`` in seconds; refused unless None, a timedelta or a number, finite
-    and not negative."""
-    if elapsed is None:
-        return None
+    """``elapsed`` in seconds (a timedelta converted): None, or a finite number >= 0."""
     if isinstance(elapsed, timedelta):
         elapsed = elapsed.total_seconds()
-    if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)):
-        raise TypeError(f"observe(): elapsed must be a float, not {type(elapsed).__name__}")
-    if not math.isfinite(elapsed) or elapsed < 0:
-        raise ValueError(f"observe(): elapsed must be finite and >= 0 seconds, not {elapsed!r}")
-    return float(elapsed)
+    return optional_number("observe(): elapsed", elapsed)

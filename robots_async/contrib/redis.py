@@ -168,7 +168,7 @@ if ARGV[2] ~= "" then
 else
     -- Sent before the back-off ended (core.pacing.observed): the same overload.
     local sent = now
-    if ARGV[8] ~= "" then sent = math.min(now, now - tonumber(ARGV[8])) end
+    if ARGV[8] ~= "" then sent = now - math.max(0, tonumber(ARGV[8])) end
     if failures and failed_at and sent < failed_at + backoff then return 0 end
     redis.call("hincrby", KEYS[1], "failures", 1)
     redis.call("hset", KEYS[1], "failed_at", string.format("%.6f", now))

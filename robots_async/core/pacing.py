@@ -111,11 +111,12 @@ def observed(
     busy: bool,
     retry_after: float | None,
     rule: PaceRule | None = None,
-    sent: float | None = None,
+    elapsed: float | None = None,
 ) -> PaceState:
     """``state`` after a page response: ``busy`` for 429/503 (RFC 6585 §4, RFC 9110
-    §15.6.4), with its ``Retry-After`` in seconds if it had one; ``sent``, when known,
-    is when its request was sent (on ``now``'s clock). A pause is never shortened by a
+    §15.6.4), with its ``Retry-After`` in seconds if it had one; ``elapsed``, when
+    known, the seconds since its request was sent (a duration: each store applies it
+    to its own clock). A pause is never shortened by a
     later, shorter one; under ``rule``, a 429 to a request sent within the back-off
     (or before it) does not double it, and a success ends a run of failures
     (:func:`_after_success` says when)."""
@@ -139,11 +140,8 @@ def observed(
     # times, to the cap. Without its send time, a 429 that arrives within the
     # back-off was sent within it or before; a slow one (an overloaded server answers
     # slowly) arrives after it and doubled it.
-    if (
-        rule is not None
-        and failed_at is not None
-        and (now if sent is None else min(sent, now)) < failed_at + backoff(state, rule)
-    ):
+    sent = now if elapsed is None else now - max(0.0, elapsed)
+    if rule is not None and failed_at is not None and sent < failed_at + backoff(state, rule):
         return state
     return replace(state, failures=state.failures + 1, failed_at=now)
 

@@ -107,15 +107,17 @@ def test_a_429_is_judged_by_its_send_time_when_it_is_known() -> None:
     late it arrives (an overloaded server answers slowly); one sent after it doubles
     the back-off however fast. Unknown send time: judged by arrival, as before."""
     state = observed(PaceState(), 100.0, busy=True, retry_after=None, rule=RULE)
-    for sent in (99.0, 100.0, 101.99):
-        slow = observed(state, 107.0, busy=True, retry_after=None, rule=RULE, sent=sent)
-        assert slow is state, sent
-    fresh = observed(state, 102.5, busy=True, retry_after=None, rule=RULE, sent=102.0)
+    for elapsed in (8.0, 7.0, 5.01):  # sent at 99, 100 and 101.99; the back-off ends at 102
+        slow = observed(state, 107.0, busy=True, retry_after=None, rule=RULE, elapsed=elapsed)
+        assert slow is state, elapsed
+    fresh = observed(state, 102.5, busy=True, retry_after=None, rule=RULE, elapsed=0.5)
     assert (fresh.failures, fresh.failed_at) == (2, 102.5)
     unknown = observed(state, 107.0, busy=True, retry_after=None, rule=RULE)
     assert (unknown.failures, unknown.failed_at) == (2, 107.0)
-    # A send time after the arrival (clocks apart) counts as the arrival.
-    assert observed(state, 101.0, busy=True, retry_after=None, rule=RULE, sent=200.0) is state
+    # A negative elapsed time counts as none: never judged later than its arrival.
+    assert observed(state, 101.0, busy=True, retry_after=None, rule=RULE, elapsed=-99.0) is state
+    doubled = observed(state, 102.5, busy=True, retry_after=None, rule=RULE, elapsed=-99.0)
+    assert doubled.failures == 2
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
@@ -363,7 +365,14 @@ async def test_observe_refuses_a_status_that_is_not_an_int(server: Server) -> No
 
 @pytest.mark.parametrize(
     ("elapsed", "error"),
-    [("1.0", TypeError), (True, TypeError), (-0.1, ValueError), (float("nan"), ValueError)],
+    [
+        ("1.0", ra.ConfigurationTypeError),
+        (True, ra.ConfigurationTypeError),
+        (-0.1, ra.ConfigurationError),
+        (float("nan"), ra.ConfigurationError),
+        (10**400, ra.ConfigurationError),  # beyond any float: no OverflowError
+        (timedelta(seconds=-1), ra.ConfigurationError),
+    ],
 )
 async def test_observe_refuses_an_elapsed_time_that_is_not_one(
     server: Server, elapsed: object, error: type[Exception]

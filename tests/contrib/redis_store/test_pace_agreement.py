@@ -85,8 +85,7 @@ def _reference(observations: list[tuple[float, object]]) -> PaceState:
     state = PaceState()
     for at, event in observations:
         busy, retry, elapsed = _observation(event)
-        sent = None if elapsed is None else at - elapsed
-        state = observed(state, at, busy=busy, retry_after=retry, rule=RULE, sent=sent)
+        state = observed(state, at, busy=busy, retry_after=retry, rule=RULE, elapsed=elapsed)
     return state
 
 
