@@ -16,6 +16,8 @@ Requires aiohttp >= 3.12 (client middlewares run once per redirect hop).
 
 from __future__ import annotations
 
+import logging
+import time
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
@@ -30,8 +32,9 @@ from ..core.validate import boolean
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from types import SimpleNamespace
 
-    from aiohttp import ClientRequest, ClientResponse
+    from aiohttp import ClientRequest, ClientResponse, ClientSession, TraceRequestHeadersSentParams
     from aiohttp.client_middlewares import ClientHandlerType
 
     from ..core.usage import UsageCategory
@@ -46,6 +49,7 @@ __all__ = [
     "usage_answer",
 ]
 
+_LOG = logging.getLogger(__name__)
 _SCHEMES = frozenset({"http", "https"})
 _REDIRECTS = _refusal.REDIRECTS
 #: Preferences of the responses that passed through a middleware (see content_usage).
@@ -125,6 +129,8 @@ class RobotsMiddleware:
         the origin's next visit before each hop (:meth:`RobotsChecker.wait`:
         Crawl-delay, Request-rate, ``min_delay``, pauses) and record each response
         (:meth:`RobotsChecker.observe`: 429/503 pause or back off the origin).
+        Add :attr:`trace_config` to the session's ``trace_configs`` too, and a 429 is
+        judged by when its request was sent, not by when it came back.
     :param respect_crawl_delay: wait before each hop only (no observation): the
         older, narrower form of ``pace``.
     :param refuse_usage: AI usage categories (``"train-ai"``, ``"search"``) whose
@@ -139,6 +145,13 @@ class RobotsMiddleware:
 
     ``/robots.txt`` itself and non-http(s) URLs pass unchecked. The checker fetches
     robots.txt with ``middlewares=()``, so this middleware never recurses.
+
+    With ``pace``::
+
+        middleware = RobotsMiddleware(checker, pace=True)
+        session = aiohttp.ClientSession(
+            middlewares=(middleware,), trace_configs=[middleware.trace_config]
+        )
     """
 
     def __init__(
@@ -161,6 +174,14 @@ class RobotsMiddleware:
         self.usage_signals = _refusal.usage_signals_wanted(
             "RobotsMiddleware.usage_signals", usage_signals, self.refuse_usage
         )
+        #: When each paced request in flight had its headers sent (None: not yet), by
+        #: the id of its headers: the object aiohttp hands the trace as it sends them.
+        self._sent: dict[int, float | None] = {}
+        self._untraced_logged = False
+        #: Tells the middleware when each request leaves aiohttp's connection pool
+        #: (``on_request_headers_sent``): give it to the session (see ``pace``).
+        self.trace_config = aiohttp.TraceConfig()
+        self.trace_config.on_request_headers_sent.append(self._headers_sent)
 
     async def __call__(self, request: ClientRequest, handler: ClientHandlerType) -> ClientResponse:
         """Check ``request.url`` (every hop passes here), then send it."""
@@ -179,13 +200,13 @@ class RobotsMiddleware:
             raise DisallowedError(text, who, decision.verdict, decision)
         if self.pace or self.respect_crawl_delay:
             await checker.wait(text, user_agent=user_agent)
-        response = await handler(request)
         if self.pace:
-            # No elapsed time: a client middleware does not see when the request left
-            # the connection pool, and timed from here a request that waited there
-            # past a back-off would be judged sent before it (its 429 then no longer
-            # doubled the back-off). Judged by arrival, a slow 429 errs the polite way.
-            await checker.observe(text, response.status, response.headers, user_agent=user_agent)
+            response, elapsed = await self._send_timed(request, handler)
+            await checker.observe(
+                text, response.status, response.headers, user_agent=user_agent, elapsed=elapsed
+            )
+        else:
+            response = await handler(request)
         usage = combine_usage(
             decision.usage or UsagePreferences(),
             usage_from_header(response.headers.getall("Content-Usage", ())),
@@ -206,6 +227,50 @@ class RobotsMiddleware:
                     response.close()
                     raise UsageRefusedError(text, category, usage, response.status)
         return response
+
+    async def _send_timed(
+        self, request: ClientRequest, handler: ClientHandlerType
+    ) -> tuple[ClientResponse, float | None]:
+        """The response, and the seconds since its request's headers were sent (None
+        when :attr:`trace_config` was not told: the session lacks it).
+
+        Timed here, before aiohttp's connection pool, a request that waited there
+        past a back-off would be judged sent before it, and its 429 would no longer
+        double the back-off; without a send time a 429 is judged by its arrival,
+        which errs the polite way (a slow one doubles the back-off).
+        """
+        key = id(request.headers)  # (alive, so unique, while the request is in flight)
+        self._sent[key] = None
+        try:
+            response = await handler(request)
+        finally:
+            sent = self._sent.pop(key, None)
+        if sent is None:
+            self._log_untraced()
+            return response, None
+        return response, time.monotonic() - sent
+
+    async def _headers_sent(
+        self,
+        session: ClientSession,
+        context: SimpleNamespace,
+        params: TraceRequestHeadersSentParams,
+    ) -> None:
+        """``on_request_headers_sent``: the send time of a request paced here (the last
+        one when aiohttp sends it again on a fresh connection)."""
+        key = id(params.headers)
+        if key in self._sent:
+            self._sent[key] = time.monotonic()
+
+    def _log_untraced(self) -> None:
+        """Say once how to have 429s judged by send time."""
+        if not self._untraced_logged:
+            self._untraced_logged = True
+            _LOG.warning(
+                "RobotsMiddleware(pace=True) cannot see when requests are sent: pass "
+                "trace_configs=[middleware.trace_config] to the ClientSession, or a 429 "
+                "slower than a back-off doubles it (judged by its arrival)"
+            )
 
     def _identity(self, request: ClientRequest) -> str | None:
         """Give a request without its own User-Agent the checker's; return the one to

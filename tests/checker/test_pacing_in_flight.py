@@ -1,6 +1,7 @@
 """429s of requests in flight together, through the aiohttp middleware and the httpx
 transport against a real server: counted once however slowly they come back (the
-adapters pass each response's elapsed time to core.pacing.observed)."""
+adapters pass each response's elapsed time, from when its headers were sent, to
+core.pacing.observed)."""
 
 from __future__ import annotations
 
@@ -39,11 +40,16 @@ def _httpx_transport() -> ModuleType:
 
 
 async def _two_429s(
-    server: Server, checker: ra.RobotsChecker, slow: float, client: str = "aiohttp"
+    server: Server,
+    checker: ra.RobotsChecker,
+    slow: float,
+    client: str = "aiohttp",
+    *,
+    traced: bool = True,
 ) -> float:
     """Send /slow (429 after ``slow`` seconds) and /fast (429 at once) together through
-    the pacing middleware (``client``: aiohttp or httpx), robots.txt already cached;
-    the loop time they were sent."""
+    the pacing middleware (``client``: aiohttp, its trace config in the session unless
+    not ``traced``, or httpx), robots.txt already cached; the loop time they were sent."""
     server.text("/robots.txt", "User-agent: *\nAllow: /\n")
     server.text("/fast", status=429)
     server.text("/slow", status=429, delay=slow)
@@ -52,7 +58,10 @@ async def _two_429s(
     paths = ("/slow", "/fast")
     if client == "aiohttp":
         middleware = RobotsMiddleware(checker, pace=True)
-        async with aiohttp.ClientSession(middlewares=(middleware,)) as session:
+        traces = [middleware.trace_config] if traced else []
+        async with aiohttp.ClientSession(
+            middlewares=(middleware,), trace_configs=traces
+        ) as session:
 
             async def status(path: str) -> int:
                 async with session.get(server.url(path)) as response:
@@ -69,20 +78,7 @@ async def _two_429s(
     return started
 
 
-@pytest.mark.parametrize(
-    "client",
-    [
-        pytest.param(
-            "aiohttp",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="a client middleware does not see when the request left "
-                "aiohttp's connection pool: its 429 is judged by arrival (the polite way)",
-            ),
-        ),
-        "httpx",
-    ],
-)
+@pytest.mark.parametrize("client", ["aiohttp", "httpx"])
 async def test_a_slow_429_sent_with_the_first_does_not_double_the_backoff(
     server: Server,
     make_checker: Callable[..., ra.RobotsChecker],
@@ -100,6 +96,25 @@ async def test_a_slow_429_sent_with_the_first_does_not_double_the_backoff(
     # Both were sent before the first 429 came back: its back-off (0.2 s, at most
     # 0.25 with jitter) ended before the slow one arrived.
     assert await checker.wait(server.url("/next")) < FIRST / 2
+
+
+async def test_without_the_trace_config_aiohttp_429s_are_judged_by_arrival(
+    server: Server,
+    make_checker: Callable[..., ra.RobotsChecker],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The same two 429s through a session without the middleware's trace config: no
+    send time, so the slow one counts as a new failure and doubles the back-off (the
+    polite side), and one warning names the fix."""
+    monkeypatch.setattr(pacing, "FIRST_BACKOFF", FIRST)
+    checker = make_checker()
+    with caplog.at_level("WARNING", logger="robots_async.contrib.aiohttp"):
+        await _two_429s(server, checker, SLOW, traced=False)
+    # Doubled from the slow 429's arrival: 0.4 s at least from now.
+    assert await checker.wait(server.url("/next")) > FIRST
+    warned = [r for r in caplog.records if "trace_configs=[middleware.trace_config]" in r.message]
+    assert len(warned) == 1, caplog.records
 
 
 async def test_429s_in_flight_within_the_backoff_count_once(
@@ -129,7 +144,8 @@ async def test_a_429_sent_after_the_backoff_from_the_connection_pool_doubles_it(
     and waits for the connection; meanwhile another worker's 429 begins a 0.2 s
     back-off. /page is sent when /hog ends, well after the back-off, and answers 429:
     that doubles the back-off. Timed from before the pool (5a2a676's middleware), it
-    counted as sent within the first back-off and was dropped. The httpx transport's
+    counted as sent within the first back-off and was dropped; the trace config times
+    it as its headers are sent. The httpx transport's
     case: test_httpx_times_the_send_from_the_connection_pool."""
     monkeypatch.setattr(pacing, "FIRST_BACKOFF", FIRST)
     hog = 1.0
@@ -140,7 +156,9 @@ async def test_a_429_sent_after_the_backoff_from_the_connection_pool_doubles_it(
     assert await checker.allowed(server.url("/hog"))
     connector = aiohttp.TCPConnector(limit=1)
     middleware = RobotsMiddleware(checker, pace=True)
-    async with aiohttp.ClientSession(connector=connector, middlewares=(middleware,)) as session:
+    async with aiohttp.ClientSession(
+        connector=connector, middlewares=(middleware,), trace_configs=[middleware.trace_config]
+    ) as session:
 
         async def get(path: str) -> int:
             async with session.get(server.url(path)) as response:
