@@ -23,6 +23,13 @@ middleware's ``process_exception``) and takes a new turn, which follows the paus
 Sitting the pause out in the handler held the slot, whose key is the host: a 2 s
 back-off of one origin held the other origins of its host as long (measured: a page
 due 1 s in went 2.9 s in), and the held requests all went as the pause ended.
+
+A crawl asked to close (CLOSESPIDER_TIMEOUT, a signal) waits for the requests in
+progress, and a request waiting for its turn is one: a 20 s Retry-After kept a crawl
+asked to close at 1 s open 21.4 s, then sent the page. So the engine's
+``close_spider_async`` is wrapped: once it is called, every wait for a turn ends and
+its request goes back to the scheduler, untried, as the requests still queued there
+are (kept by a JOBDIR for the next run, never sent in this one).
 """
 
 from __future__ import annotations
@@ -73,6 +80,10 @@ class PausedAtSendError(RobotsError):
     not sent, and goes back to the scheduler for a new turn."""
 
 
+class _CrawlClosing(Exception):  # noqa: N818 (a signal between two methods, not an error)
+    """Raised by a pacing sleep once the crawl is asked to close."""
+
+
 class ScrapyPacing:
     """The fleet-wide turn of each request, and the 429/503 it observes."""
 
@@ -92,8 +103,12 @@ class ScrapyPacing:
             max_retry_after=config.max_retry_after,
             max_backoff=config.max_backoff,
         )
-        self._pacer = Pacer(store, settings, clock=time.time, sleep=asyncio.sleep)
+        self._pacer = Pacer(store, settings, clock=time.time, sleep=self._sleep)
         self._crawler = crawler
+        #: Whether the crawl was asked to close, and the future that wakes the sleeps
+        #: then (made on the crawl's loop by the first sleep).
+        self._closing = False
+        self._closed: asyncio.Future[None] | None = None
         self._waiting = waiting
         #: Observations still being recorded, by unit: a request's wait starts after.
         self._recording: dict[str, asyncio.Task[None]] = {}
@@ -115,18 +130,43 @@ class ScrapyPacing:
         request.meta.pop(PACE_META, None)
         request.meta.pop(_SENT_META, None)
 
-    async def wait(self, request: Request, origin: Origin, entry: CacheEntry, agent: str) -> None:
-        """Wait for ``request``'s turn, out of Scrapy's concurrency."""
+    async def wait(self, request: Request, origin: Origin, entry: CacheEntry, agent: str) -> bool:
+        """Wait for ``request``'s turn, out of Scrapy's concurrency: True once it came,
+        False if the crawl was asked to close meanwhile (the request must not be sent)."""
         self._install()
         unit = pace_unit(origin, self._pacer.settings.pace_by)
         delay = robots_delay(entry.robots, product_token(agent))
         with self._waiting.waiting(request):
             await self._recorded_first(unit)
-            slept = await self._pacer.wait(unit, delay)
+            try:
+                slept = await self._pacer.wait(unit, delay)
+            except _CrawlClosing:
+                self._inc("robotsasync/pace/held_at_close")
+                return False
         request.meta[PACE_META] = (unit, delay, asyncio.get_running_loop().time())
         self._inc("robotsasync/pace/waits")
         if slept > 0:
             self._inc("robotsasync/pace/delayed")
+        return True
+
+    async def _sleep(self, seconds: float) -> None:
+        """The pacer's sleep, cut short when the crawl is asked to close (it raises
+        _CrawlClosing then: the wait ends without a turn)."""
+        if self._closing:
+            raise _CrawlClosing
+        closed = self._closed
+        if closed is None:
+            closed = self._closed = asyncio.get_running_loop().create_future()
+        # asyncio.wait() leaves the shared future alone when it times out.
+        await asyncio.wait((closed,), timeout=seconds)
+        if self._closing:
+            raise _CrawlClosing
+
+    def _close_begins(self) -> None:
+        """Wake every sleep for a turn: the crawl is closing (see the module)."""
+        self._closing = True
+        if self._closed is not None and not self._closed.done():
+            self._closed.set_result(None)
 
     async def _paused_at_send(self, request: Request) -> bool:
         """True if a pause of the request's unit began after its turn (the slot held it
@@ -156,7 +196,8 @@ class ScrapyPacing:
             await asyncio.shield(recording)
 
     def _install(self) -> None:
-        """Put the send-time check in front of Scrapy's download handlers, once."""
+        """Put the send-time check in front of Scrapy's download handlers, and the end
+        of the waits in front of the engine's close, once."""
         if self._installed is not None:
             return
         try:
@@ -165,6 +206,7 @@ class ScrapyPacing:
             return  # not crawling yet (Scrapy 2.19 raises then): try on the next request
         if engine is None:
             return
+        self._wrap_close(engine)
         handlers: Any = getattr(getattr(engine, "downloader", None), "handlers", None)
         send: Callable[[Request], Awaitable[Response]] | None = getattr(
             handlers, "download_request_async", None
@@ -187,6 +229,23 @@ class ScrapyPacing:
 
         handlers.download_request_async = download_request_async
         self._installed = True
+
+    def _wrap_close(self, engine: Any) -> None:
+        """End the waits for a turn as soon as the engine is asked to close (its slot
+        waits for the requests in progress, and a waiting request is one)."""
+        close: Callable[..., Awaitable[None]] | None = getattr(engine, "close_spider_async", None)
+        if close is None:
+            logger.warning(
+                "robots_async: Scrapy's engine has no close_spider_async here; a crawl "
+                "asked to close waits for its paced requests' turns"
+            )
+            return
+
+        async def close_spider_async(*args: Any, **kwargs: Any) -> None:
+            self._close_begins()
+            await close(*args, **kwargs)
+
+        engine.close_spider_async = close_spider_async
 
     def _downloaded(self, response: Response, request: Request, spider: Any = None) -> None:
         """Record a page response of a paced request (429/503, or a success ending a

@@ -259,7 +259,10 @@ class RobotsTxtMiddleware:
         if self._pacing is not None:
             # The shared turn is the Crawl-delay: raising the slot's delay as well would
             # send a request up to a Crawl-delay after its turn, onto the next one's.
-            await self._pacing.wait(request, origin, entry, self._user_agent(request))
+            if not await self._pacing.wait(request, origin, entry, self._user_agent(request)):
+                # The crawl is closing: back to the scheduler, untried, as the requests
+                # still queued there (a JOBDIR keeps them for the next run).
+                return request.replace(dont_filter=True)
         elif self.config.crawl_delay:
             self._pace(request, entry.robots, token)
         usage = entry.robots.usage(request.url, robots_token=token)

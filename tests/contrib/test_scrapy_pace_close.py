@@ -12,7 +12,7 @@ from .conftest import run_crawl
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from .conftest import Site
+    from .conftest import Host, Site
 
 pytestmark = pytest.mark.slow
 
@@ -21,26 +21,51 @@ RETRY_AFTER = 2
 CLOSE_AFTER = 1.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a request waiting for its turn (process_request) or met by a pause at send "
-    "keeps the engine's slot open until the pause ends, then is sent: a crawl asked to "
-    "close waits out every Retry-After its own late requests bring",
-)
-def test_a_crawl_asked_to_close_does_not_wait_out_the_pauses(site: Site, tmp_path: Path) -> None:
-    """Four pages, turns 0.5 s apart, each answering 429 with Retry-After: 2. The
-    crawl is asked to close 1 s in (CLOSESPIDER_TIMEOUT), while three requests wait
-    for the first pause: it should close then, not after it. Measured before this
-    review as well (pre-existing, not from the send-time check): a 20 s Retry-After
-    kept such a crawl running past 40 s, one page sent at each pause's end."""
+def _four_busy_pages(site: Site) -> Host:
+    """One origin, Crawl-delay 0.5, whose /p0../p3 answer 429 with Retry-After: 2."""
     host = site.host()
     host.serve("/robots.txt", b"User-agent: *\nCrawl-delay: 0.5\n")
     for i in range(4):
         host.serve(f"/p{i}", b"busy", status=429, headers={"Retry-After": f"{RETRY_AFTER}"})
+    return host
+
+
+def test_a_crawl_asked_to_close_does_not_wait_out_the_pauses(site: Site, tmp_path: Path) -> None:
+    """The four pages, turns 0.5 s apart. The crawl is asked to close 1 s in
+    (CLOSESPIDER_TIMEOUT), while three requests wait for the first pause: it closes
+    then, not after it, and the three go back to the scheduler unsent. Before: a 20 s
+    Retry-After kept such a crawl open 21.4 s, and it sent a page at the pause's end."""
+    host = _four_busy_pages(site)
     settings = {"ROBOTSASYNC_PACE": True, "CLOSESPIDER_TIMEOUT": CLOSE_AFTER}
     began = time.monotonic()
     crawl = run_crawl(tmp_path, [host.url(f"/p{i}") for i in range(4)], settings=settings)
     took = time.monotonic() - began
     assert crawl.stats.get("finish_reason") == "closespider_timeout"
-    assert host.count("/p0") + host.count("/p1") + host.count("/p2") + host.count("/p3") == 1
+    assert sum(host.count(f"/p{i}") for i in range(4)) == 1
+    assert crawl.stat("robotsasync/pace/held_at_close") == 3
     assert took < CLOSE_AFTER + RETRY_AFTER, took
+
+
+def test_requests_held_at_close_are_kept_by_jobdir_for_the_next_run(
+    site: Site, tmp_path: Path
+) -> None:
+    """With a JOBDIR the three requests held at close are in the scheduler's queue on
+    disk: the next run (no start URLs, the pages now answering 200) sends each once,
+    after the pause the first run recorded in the JOBDIR's store."""
+    host = _four_busy_pages(site)
+    jobdir = str(tmp_path / "job")
+    settings = {"ROBOTSASYNC_PACE": True, "JOBDIR": jobdir}
+    first = run_crawl(
+        tmp_path,
+        [host.url(f"/p{i}") for i in range(4)],
+        settings={**settings, "CLOSESPIDER_TIMEOUT": CLOSE_AFTER},
+    )
+    assert first.stat("robotsasync/pace/held_at_close") == 3
+    sent = [path for path in host.paths() if path.startswith("/p")]
+    assert len(sent) == 1
+    for i in range(4):
+        host.serve(f"/p{i}", b"ok")
+    second = run_crawl(tmp_path, [], settings=settings)
+    again = [path for path in host.paths() if path.startswith("/p")][1:]
+    assert sorted(again) == sorted({"/p0", "/p1", "/p2", "/p3"} - set(sent))
+    assert second.stat("robotsasync/pace/held_at_close") == 0
