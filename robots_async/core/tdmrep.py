@@ -5,9 +5,10 @@ reserve text-and-data-mining rights (EU DSM Directive art. 4). The file is a JSO
 of ``{"location": pattern, "tdm-reservation": 0|1, "tdm-policy": url}`` objects;
 ``location`` is a path pattern with robots.txt's ``*`` and ``$``, and the first entry
 whose pattern matches a resource decides for it. A file that cannot be read (bad JSON,
-not an array, over the size cap) or an entry that cannot be (no string location, a URL
-for a location, a reservation other than 0/1, a property written twice with different
-values) gives "unknown" where it could decide, never a guess.
+not an array but naming TDMRep's properties, over the size cap) or an entry that
+cannot be (no string location, a URL for a location, a reservation other than 0/1, a
+property written twice with different values) gives "unknown" where it could decide,
+never a guess.
 """
 
 from __future__ import annotations
@@ -64,6 +65,13 @@ _BINARY: Final = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 #: in). As a key only: a site's soft 404 carries TDMRep's own HTML meta
 #: (name="tdm-reservation" content="1") when every page of the site does.
 _PROPERTY: Final = re.compile(rb"""["']tdm[-_]reservation["']\s*:""", re.IGNORECASE)
+#: Any of TDMRep's properties as a key: JSON that is no array and names none of them
+#: is some other document, the soft 404 of a site that answers every path with JSON
+#: (``{"error": "Not Found"}``), and reserves nothing; one that names one was meant
+#: as a file (a lone entry, not in an array) and stays unknown.
+_ANY_PROPERTY: Final = re.compile(
+    rb"""["'](?:tdm[-_]reservation|tdm[-_]policy|location)["']\s*:""", re.IGNORECASE
+)
 _UTF8_BOM: Final = b"\xef\xbb\xbf"
 #: How much of a body not_a_file() reads (whitespace before the JSON included).
 SNIFF_BYTES: Final = 4096
@@ -208,6 +216,8 @@ def parse_tdmrep(
     except RecursionError:  # "[[[[..." nested past the interpreter's limit
         return TdmRep.unknown("tdmrep.json nests too deeply")
     if not isinstance(data, list):
+        if _ANY_PROPERTY.search(body) is None:
+            return TdmRep.absent("JSON without TDMRep's properties")
         return TdmRep.unknown("tdmrep.json is not a JSON array")
     kept = data[:TDMREP_MAX_ENTRIES]
     entries = tuple(_entry(index, item) for index, item in enumerate(kept))

@@ -91,17 +91,28 @@ async def test_unknown_is_asked_again_after_error_ttl(
 
 
 @pytest.mark.parametrize(
-    "page", ["<!DOCTYPE html><h1>Not found</h1>", "<html>" + "<p>x</p>" * 100_000]
+    "soft_404",
+    [
+        ("<!DOCTYPE html><h1>Not found</h1>", "text/html", "a page, not JSON"),
+        ("<html>" + "<p>x</p>" * 100_000, "text/html", "a page, not JSON"),
+        ('{"error": "Not Found"}', "application/json", "JSON without TDMRep's properties"),
+    ],
+    ids=["page", "long-page", "json"],
 )
 async def test_a_site_answering_every_path_with_a_page_has_no_file(
-    server: Server, make_cache: Callable[..., ra.RobotsCache], clock: FakeClock, page: str
+    server: Server,
+    make_cache: Callable[..., ra.RobotsCache],
+    clock: FakeClock,
+    soft_404: tuple[str, str, str],
 ) -> None:
-    """A soft 404 (an HTML page with 200; one past the byte cap too): no TDMRep file,
-    kept the whole ttl, not asked again every error_ttl as an unreadable file is."""
-    server.text(PATH, page, headers={"Content-Type": "text/html"})
+    """A soft 404 (an HTML page with 200; one past the byte cap too; an API's JSON
+    error): no TDMRep file, kept the whole ttl, not asked again every error_ttl as an
+    unreadable file is."""
+    page, kind, why = soft_404
+    server.text(PATH, page, headers={"Content-Type": kind})
     tdm = _tdm(make_cache, clock=clock)
     answer, record = await tdm.lookup(server.url("/books/1"))
-    assert (answer.status, answer.reason) == ("not-reserved", "no tdmrep.json (a page, not JSON)")
+    assert (answer.status, answer.reason) == ("not-reserved", f"no tdmrep.json ({why})")
     assert record.expires - record.fetched_at == ra.FetchPolicy().ttl
     clock.advance(ra.FetchPolicy().error_ttl + 1)
     await tdm.lookup(server.url("/books/2"))

@@ -63,6 +63,7 @@ def test_clean_file_exits_0_and_json(tmp_path: Path, capsys: pytest.CaptureFixtu
         # An HTML page (a soft 404), text or nothing: crawlers read no file at all.
         (b"<!DOCTYPE html><p>Page not found", "not-a-file", "a page"),
         (b"Not Found", "not-a-file", "text"),
+        (b'{"error": "Not Found"}', "not-a-file", "JSON without TDMRep's properties"),
         (b"", "not-a-file", "empty"),
     ],
 )

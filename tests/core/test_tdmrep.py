@@ -63,6 +63,8 @@ def test_absent_file_reserves_nothing() -> None:
         (b'<html><meta name="tdm-reservation" content="1"><p>Not found', "a page, not JSON"),
         (b"", "an empty body"),
         (b" \r\n\t", "an empty body"),
+        # The soft 404 of a site that answers every path with JSON: no TDMRep property.
+        (b'{"error": "Not Found", "status": 404}', "JSON without TDMRep's properties"),
     ],
 )
 def test_a_body_that_is_no_tdmrep_file_reserves_nothing(body: bytes, why: str) -> None:
@@ -88,6 +90,22 @@ def test_a_body_that_is_no_tdmrep_file_reserves_nothing(body: bytes, why: str) -
 )
 def test_a_body_begun_as_a_file_is_read_as_one(body: bytes) -> None:
     assert parse_tdmrep(body).not_a_file is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"location": "/", "tdm-reservation": 1}',  # one entry, not in an array
+        b'{"tdm_policy": "https://x.test/policy"}',
+        b'{"Location": "/books/"}',
+    ],
+)
+def test_json_naming_a_tdmrep_property_is_unknown_though_no_array(body: bytes) -> None:
+    """JSON that is no array but names a property of TDMRep was meant as the file: it
+    cannot be read, so unknown, never "nothing reserved"."""
+    rep = parse_tdmrep(body)
+    assert (rep.error, rep.not_a_file) == ("tdmrep.json is not a JSON array", None)
+    assert rep.lookup("https://x.test/books/1").status == "unknown"
 
 
 _RESERVING = _file(*RESERVE_ALL)
