@@ -80,8 +80,9 @@ class PausedAtSendError(RobotsError):
     not sent, and goes back to the scheduler for a new turn."""
 
 
-class _CrawlClosing(Exception):  # noqa: N818 (a signal between two methods, not an error)
-    """Raised by a pacing sleep once the crawl is asked to close."""
+class _CrawlClosingError(RobotsError):
+    """Raised by a pacing sleep once the crawl is asked to close (caught by
+    ScrapyPacing.wait: it never reaches Scrapy)."""
 
 
 class ScrapyPacing:
@@ -140,7 +141,7 @@ class ScrapyPacing:
             await self._recorded_first(unit)
             try:
                 slept = await self._pacer.wait(unit, delay)
-            except _CrawlClosing:
+            except _CrawlClosingError:
                 self._inc("robotsasync/pace/held_at_close")
                 return False
         request.meta[PACE_META] = (unit, delay, asyncio.get_running_loop().time())
@@ -151,16 +152,16 @@ class ScrapyPacing:
 
     async def _sleep(self, seconds: float) -> None:
         """The pacer's sleep, cut short when the crawl is asked to close (it raises
-        _CrawlClosing then: the wait ends without a turn)."""
+        _CrawlClosingError then: the wait ends without a turn)."""
         if self._closing:
-            raise _CrawlClosing
+            raise _CrawlClosingError
         closed = self._closed
         if closed is None:
             closed = self._closed = asyncio.get_running_loop().create_future()
         # asyncio.wait() leaves the shared future alone when it times out.
         await asyncio.wait((closed,), timeout=seconds)
         if self._closing:
-            raise _CrawlClosing
+            raise _CrawlClosingError
 
     def _close_begins(self) -> None:
         """Wake every sleep for a turn: the crawl is closing (see the module)."""
