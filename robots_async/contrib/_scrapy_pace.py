@@ -40,6 +40,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
+from scrapy.exceptions import IgnoreRequest
 
 from ..checker.pacing import (
     BUSY_STATUSES,
@@ -73,6 +74,8 @@ logger = logging.getLogger("robots_async.contrib.scrapy")
 PACE_META = "_robotsasync_pace"
 #: ``request.meta`` key: the loop time a paced request went to the download handler.
 _SENT_META = "_robotsasync_sent"
+#: ``request.meta`` key of a request handed back at close (see :meth:`ScrapyPacing.wait`).
+_HELD_META = "_robotsasync_held_at_close"
 
 
 class PausedAtSendError(RobotsError):
@@ -132,7 +135,19 @@ class ScrapyPacing:
 
     async def wait(self, request: Request, origin: Origin, entry: CacheEntry, agent: str) -> bool:
         """Wait for ``request``'s turn, out of Scrapy's concurrency: True once it came,
-        False if the crawl was asked to close meanwhile (the request must not be sent)."""
+        False if the crawl was asked to close meanwhile (the request must not be sent).
+
+        :raises IgnoreRequest: the crawl is closing and ``request`` was handed back at
+            close already: it came straight back, from ``engine.download_async`` (a
+            callback's inline download), which re-sends what a middleware returns
+            (the scheduler hands out nothing once the close began). Handed back
+            again, it went round and round, each round reserving a further turn, and
+            the close waited for the callback.
+        """
+        if request.meta.pop(_HELD_META, False) and self._closing:
+            raise IgnoreRequest(
+                "robots_async: the crawl is closing; the request waited for its turn"
+            )
         self._install()
         unit = pace_unit(origin, self._pacer.settings.pace_by)
         delay = robots_delay(entry.robots, product_token(agent))
@@ -142,6 +157,7 @@ class ScrapyPacing:
                 slept = await self._pacer.wait(unit, delay)
             except _CrawlClosing:
                 self._inc("robotsasync/pace/held_at_close")
+                request.meta[_HELD_META] = True
                 return False
         request.meta[PACE_META] = (unit, delay, asyncio.get_running_loop().time())
         self._inc("robotsasync/pace/waits")

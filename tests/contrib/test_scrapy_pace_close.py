@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from .conftest import run_crawl
+from .conftest import BASE_SETTINGS, run_crawl, run_json_script
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from .conftest import Host, Site
 
 pytestmark = pytest.mark.slow
@@ -69,3 +68,30 @@ def test_requests_held_at_close_are_kept_by_jobdir_for_the_next_run(
     again = [path for path in host.paths() if path.startswith("/p")][1:]
     assert sorted(again) == sorted({"/p0", "/p1", "/p2", "/p3"} - set(sent))
     assert second.stat("robotsasync/pace/held_at_close") == 0
+
+
+INLINE_SCRIPT = Path(__file__).with_name("scrapy_pace_inline.py")
+INLINE_DELAY = 4
+
+
+def test_an_inline_download_waiting_at_close_ends(site: Site, tmp_path: Path) -> None:
+    """A callback downloads /b through ``engine.download_async`` (Scrapy's idiom for
+    a request awaited in a callback), which waits for /b's turn (Crawl-delay 4); the
+    crawl is asked to close 1 s in. download_async sends back to the middleware any
+    request it returns, so /b held at close came straight back: it must not go
+    round (each round reserved a further turn, and the close waited on the callback)."""
+    host = site.host()
+    host.serve("/robots.txt", f"User-agent: *\nCrawl-delay: {INLINE_DELAY}\n".encode())
+    host.serve("/a", b"a")
+    host.serve("/b", b"b")
+    settings = {**BASE_SETTINGS, "ROBOTSASYNC_PACE": True, "CLOSESPIDER_TIMEOUT": CLOSE_AFTER}
+    args = {"first": host.url("/a"), "inline": host.url("/b"), "settings": settings}
+    args["out"] = str(tmp_path / "inline.json")
+    began = time.monotonic()
+    report = run_json_script(INLINE_SCRIPT, args, timeout=30)[0]
+    took = time.monotonic() - began
+    assert report["stats"].get("finish_reason") == "closespider_timeout"
+    assert report["inline"] == "IgnoreRequest"
+    assert host.count("/b") == 0
+    assert report["stats"].get("robotsasync/pace/held_at_close") == 1
+    assert took < CLOSE_AFTER + INLINE_DELAY, took
