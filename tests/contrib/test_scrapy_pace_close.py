@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
+import json
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from .conftest import BASE_SETTINGS, run_crawl, run_json_script
+from .conftest import BASE_SETTINGS, CRAWL_SCRIPT, SCRAPY_UA, run_crawl, run_json_script
 
 if TYPE_CHECKING:
     from .conftest import Host, Site
@@ -95,3 +100,80 @@ def test_an_inline_download_waiting_at_close_ends(site: Site, tmp_path: Path) ->
     assert host.count("/b") == 0
     assert report["stats"].get("robotsasync/pace/held_at_close") == 1
     assert took < CLOSE_AFTER + INLINE_DELAY, took
+
+
+TWO_CRAWLS_SCRIPT = Path(__file__).with_name("scrapy_two_crawls.py")
+
+
+def test_one_crawl_closing_leaves_another_in_the_process_paced(site: Site, tmp_path: Path) -> None:
+    """Two spiders in one CrawlerProcess: the first, on the four busy pages, is asked
+    to close at 1 s; the second, on another origin (Crawl-delay 1), goes on: its
+    waits are not cut by the first one's close (each crawl has its own engine and
+    pacing), so it sends its three pages a turn apart and holds none."""
+    busy = _four_busy_pages(site)
+    calm = site.host()
+    calm.serve("/robots.txt", b"User-agent: *\nCrawl-delay: 1\n")
+    args = {
+        "settings": {**BASE_SETTINGS, "ROBOTSASYNC_PACE": True},
+        "crawls": [
+            {
+                "start_urls": [busy.url(f"/p{i}") for i in range(4)],
+                "settings": {"CLOSESPIDER_TIMEOUT": CLOSE_AFTER},
+            },
+            {"start_urls": [calm.url(f"/c{i}") for i in range(3)], "settings": {}},
+        ],
+        "out": str(tmp_path / "two.json"),
+    }
+    first, second = run_json_script(TWO_CRAWLS_SCRIPT, args)[0]
+    assert first.get("finish_reason") == "closespider_timeout"
+    assert first.get("robotsasync/pace/held_at_close") == 3
+    assert second.get("finish_reason") == "finished"
+    assert second.get("robotsasync/pace/held_at_close") is None
+    assert sorted(path for path in calm.paths() if path.startswith("/c")) == ["/c0", "/c1", "/c2"]
+    sent = calm.times("/c")
+    assert min(b - a for a, b in itertools.pairwise(sent)) > 0.9, sent
+
+
+def test_ctrl_c_ends_the_waits(site: Site, tmp_path: Path) -> None:
+    """SIGINT (Ctrl-C: Scrapy's graceful stop, engine.stop_async) while three requests
+    wait out a 10 s Retry-After: the crawl shuts down at once, the three unsent."""
+    host = site.host()
+    host.serve("/robots.txt", b"User-agent: *\nCrawl-delay: 0.5\n")
+    for i in range(4):
+        host.serve(f"/p{i}", b"busy", status=429, headers={"Retry-After": "10"})
+    out = tmp_path / "sigint.json"
+    args = {
+        "start_urls": [host.url(f"/p{i}") for i in range(4)],
+        "settings": {**BASE_SETTINGS, "ROBOTSASYNC_PACE": True},
+        "meta": {},
+        "probes": [],
+        "user_agent": SCRAPY_UA,
+        "out": str(out),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, str(CRAWL_SCRIPT), json.dumps(args)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not any(path.startswith("/p") for path in host.paths()):
+            assert time.monotonic() < deadline, "no page was requested"
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.05)
+        time.sleep(0.5)  # the 429 came back: the other three wait for the pause
+        signalled = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+        took = time.monotonic() - signalled
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr[-4000:]
+    stats = json.loads(out.read_text(encoding="utf-8"))["stats"]
+    assert stats.get("finish_reason") == "shutdown"
+    assert stats.get("robotsasync/pace/held_at_close") == 3
+    assert sum(host.count(f"/p{i}") for i in range(4)) == 1
+    assert took < 5, took
