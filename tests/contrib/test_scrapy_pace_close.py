@@ -177,3 +177,58 @@ def test_ctrl_c_ends_the_waits(site: Site, tmp_path: Path) -> None:
     assert stats.get("robotsasync/pace/held_at_close") == 3
     assert sum(host.count(f"/p{i}") for i in range(4)) == 1
     assert took < 5, took
+
+
+def test_a_held_request_resumed_into_a_closing_crawl_is_held_again(
+    site: Site, tmp_path: Path
+) -> None:
+    """The three requests held by a first run (JOBDIR) carry its mark. A second run
+    resumes them, fetches robots.txt anew (its own store: 2 s to answer) and is asked
+    to close at 1 s, so they reach their turns while it closes: another run's mark is
+    no return from ``download_async``, so each is sent (a turn due at once) or held
+    again, never dropped; a third run sends the rest. Each page goes out once."""
+    host = _four_busy_pages(site)
+    jobdir = str(tmp_path / "job")
+    urls = [host.url(f"/p{i}") for i in range(4)]
+    first = run_crawl(
+        tmp_path,
+        urls,
+        settings={
+            "ROBOTSASYNC_PACE": True,
+            "JOBDIR": jobdir,
+            "ROBOTSASYNC_STORE": str(tmp_path / "first.sqlite"),
+            "CLOSESPIDER_TIMEOUT": CLOSE_AFTER,
+        },
+    )
+    assert first.stat("robotsasync/pace/held_at_close") == 3
+    held = {"/p0", "/p1", "/p2", "/p3"} - {p for p in host.paths() if p.startswith("/p")}
+    before = len(host.paths())
+    for i in range(4):
+        host.serve(f"/p{i}", b"ok")
+    host.serve("/robots.txt", b"User-agent: *\nCrawl-delay: 0.5\n", delay=2.0)
+    later = {"ROBOTSASYNC_PACE": True, "JOBDIR": jobdir}
+    later["ROBOTSASYNC_STORE"] = str(tmp_path / "later.sqlite")
+    second = run_crawl(tmp_path, [], settings={**later, "CLOSESPIDER_TIMEOUT": CLOSE_AFTER})
+    run_crawl(tmp_path, [], settings=later)
+    assert second.stat("robotsasync/pace/held_at_close") >= 1
+    again = [p for p in host.paths()[before:] if p.startswith("/p")]
+    assert sorted(again) == sorted(held)
+
+
+def test_a_crawl_asked_to_close_before_its_first_turn_does_not_wait_them_out(
+    site: Site, tmp_path: Path
+) -> None:
+    """Four pages of an origin whose robots.txt takes 2 s (Crawl-delay 3); the crawl
+    is asked to close at 1 s, before any request reached its turn. The first turn is
+    due at once and goes; the three others are held, not sent 3, 6 and 9 s later:
+    the close is cut from the crawl's start, not from its first wait for a turn."""
+    host = site.host()
+    host.serve("/robots.txt", b"User-agent: *\nCrawl-delay: 3\n", delay=2.0)
+    settings = {"ROBOTSASYNC_PACE": True, "CLOSESPIDER_TIMEOUT": CLOSE_AFTER}
+    began = time.monotonic()
+    crawl = run_crawl(tmp_path, [host.url(f"/p{i}") for i in range(4)], settings=settings)
+    took = time.monotonic() - began
+    assert crawl.stats.get("finish_reason") == "closespider_timeout"
+    assert sum(host.count(f"/p{i}") for i in range(4)) == 1
+    assert crawl.stat("robotsasync/pace/held_at_close") == 3
+    assert took < 2.0 + 3.0, took
