@@ -232,3 +232,28 @@ def test_a_crawl_asked_to_close_before_its_first_turn_does_not_wait_them_out(
     assert sum(host.count(f"/p{i}") for i in range(4)) == 1
     assert crawl.stat("robotsasync/pace/held_at_close") == 3
     assert took < 2.0 + 3.0, took
+
+
+def test_the_send_time_check_during_close_holds_the_request(site: Site, tmp_path: Path) -> None:
+    """One request at a time per host, two pages answering 429 (Retry-After 30)
+    after 1.5 s: the first holds the download slot while the second, its turn taken
+    0.2 s in, waits there; the crawl is asked to close at 1 s. The second, next out
+    of the slot, meets the first one's pause (PausedAtSendError, process_exception)
+    and goes back to the scheduler unsent: the close ends then, not 30 s later."""
+    host = site.host()
+    host.serve("/robots.txt", b"User-agent: *\nCrawl-delay: 0.2\n")
+    for path in ("/a", "/b"):
+        host.serve(path, b"busy", status=429, headers={"Retry-After": "30"}, delay=1.5)
+    settings = {
+        "ROBOTSASYNC_PACE": True,
+        "CLOSESPIDER_TIMEOUT": CLOSE_AFTER,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+    }
+    began = time.monotonic()
+    crawl = run_crawl(tmp_path, [host.url("/a"), host.url("/b")], settings=settings)
+    took = time.monotonic() - began
+    assert crawl.stats.get("finish_reason") == "closespider_timeout"
+    assert len([p for p in host.paths() if p != "/robots.txt"]) == 1
+    assert crawl.stat("robotsasync/pace/held_at_send") == 1
+    assert crawl.stat("robotsasync/pace/held_at_close") == 0
+    assert took < 10, took
