@@ -257,3 +257,38 @@ def test_the_send_time_check_during_close_holds_the_request(site: Site, tmp_path
     assert crawl.stat("robotsasync/pace/held_at_send") == 1
     assert crawl.stat("robotsasync/pace/held_at_close") == 0
     assert took < 10, took
+
+
+def test_a_crawl_closing_on_a_shared_store_costs_the_other_one_turn_at_most(
+    site: Site, tmp_path: Path
+) -> None:
+    """Two spiders pacing one origin (Crawl-delay 1) through one SQLite store; the
+    first is asked to close at 1 s while its pages wait for turns. The turn it had
+    reserved goes unused, and the second crawl's pages still go a turn apart, with
+    one turn lost at most: all four of them within 4 + 1 turns, none held."""
+    host = site.host()
+    host.serve("/robots.txt", b"User-agent: *\nCrawl-delay: 1\n")
+    store = str(tmp_path / "shared.sqlite")
+    args = {
+        "settings": {**BASE_SETTINGS, "ROBOTSASYNC_PACE": True, "ROBOTSASYNC_STORE": store},
+        "crawls": [
+            {
+                "start_urls": [host.url(f"/a{i}") for i in range(4)],
+                "settings": {"CLOSESPIDER_TIMEOUT": CLOSE_AFTER},
+            },
+            {"start_urls": [host.url(f"/b{i}") for i in range(4)], "settings": {}},
+        ],
+        "out": str(tmp_path / "shared.json"),
+    }
+    first, second = run_json_script(TWO_CRAWLS_SCRIPT, args)[0]
+    assert first.get("finish_reason") == "closespider_timeout"
+    assert first.get("robotsasync/pace/held_at_close", 0) >= 1
+    assert second.get("finish_reason") == "finished"
+    assert second.get("robotsasync/pace/held_at_close") is None
+    pages = host.times("/a") + host.times("/b")
+    pages.sort()
+    assert min(b - a for a, b in itertools.pairwise(pages)) > 0.9, pages
+    b_times = host.times("/b")
+    assert len(b_times) == 4
+    # (b0..b3 went 2, 3, 4, 5 s after a0: turn 1, reserved by the first crawl, lost.)
+    assert b_times[-1] - min(pages) < 4 + 1 + 0.9, pages
