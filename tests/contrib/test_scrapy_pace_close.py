@@ -231,7 +231,7 @@ def test_a_crawl_asked_to_close_before_its_first_turn_does_not_wait_them_out(
     assert crawl.stats.get("finish_reason") == "closespider_timeout"
     assert sum(host.count(f"/p{i}") for i in range(4)) == 1
     assert crawl.stat("robotsasync/pace/held_at_close") == 3
-    assert took < 2.0 + 3.0, took
+    assert took < 2.0 + 3.0 * 2, took  # (measured 2.9 s; waited out: 11.9 s)
 
 
 def test_the_send_time_check_during_close_holds_the_request(site: Site, tmp_path: Path) -> None:
