@@ -36,10 +36,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
+from scrapy.exceptions import IgnoreRequest
 
 from ..checker.pacing import (
     BUSY_STATUSES,
@@ -73,6 +75,8 @@ logger = logging.getLogger("robots_async.contrib.scrapy")
 PACE_META = "_robotsasync_pace"
 #: ``request.meta`` key: the loop time a paced request went to the download handler.
 _SENT_META = "_robotsasync_sent"
+#: ``request.meta`` key of a request handed back at close (see :meth:`ScrapyPacing.wait`).
+_HELD_META = "_robotsasync_held_at_close"
 
 
 class PausedAtSendError(RobotsError):
@@ -110,6 +114,9 @@ class ScrapyPacing:
         #: then (made on the crawl's loop by the first sleep).
         self._closing = False
         self._closed: asyncio.Future[None] | None = None
+        #: This crawl's mark on a request it hands back at close: a mark kept with the
+        #: request by a JOBDIR (or a shared queue) is another crawl's, not a return.
+        self._held_mark = secrets.token_hex(8)
         self._waiting = waiting
         #: Observations still being recorded, by unit: a request's wait starts after.
         self._recording: dict[str, asyncio.Task[None]] = {}
@@ -121,6 +128,11 @@ class ScrapyPacing:
         #: Whether the send-time check is in Scrapy's download handlers (None: not tried).
         self._installed: bool | None = None
         crawler.signals.connect(self._downloaded, signal=signals.response_downloaded)
+        # Installed as the spider opens, not at the first wait for a turn: a crawl
+        # asked to close before it (its first robots.txt still coming) was not cut,
+        # and its requests then waited out their turns (4 pages, Crawl-delay 3, robots.txt
+        # in 2 s: asked to close at 1 s, the crawl took 11.9 s and sent all 4; now 2.9 s).
+        crawler.signals.connect(self._opened, signal=signals.spider_opened)
 
     @staticmethod
     def forget(request: Request) -> None:
@@ -133,7 +145,19 @@ class ScrapyPacing:
 
     async def wait(self, request: Request, origin: Origin, entry: CacheEntry, agent: str) -> bool:
         """Wait for ``request``'s turn, out of Scrapy's concurrency: True once it came,
-        False if the crawl was asked to close meanwhile (the request must not be sent)."""
+        False if the crawl was asked to close meanwhile (the request must not be sent).
+
+        :raises IgnoreRequest: the crawl is closing and ``request`` was handed back at
+            close already: it came straight back, from ``engine.download_async`` (a
+            callback's inline download), which re-sends what a middleware returns
+            (the scheduler hands out nothing once the close began). Handed back
+            again, it went round and round, each round reserving a further turn, and
+            the close waited for the callback.
+        """
+        if request.meta.pop(_HELD_META, None) == self._held_mark and self._closing:
+            raise IgnoreRequest(
+                "robots_async: the crawl is closing; the request waited for its turn"
+            )
         self._install()
         unit = pace_unit(origin, self._pacer.settings.pace_by)
         delay = robots_delay(entry.robots, product_token(agent))
@@ -143,6 +167,7 @@ class ScrapyPacing:
                 slept = await self._pacer.wait(unit, delay)
             except _CrawlClosingError:
                 self._inc("robotsasync/pace/held_at_close")
+                request.meta[_HELD_META] = self._held_mark
                 return False
         request.meta[PACE_META] = (unit, delay, asyncio.get_running_loop().time())
         self._inc("robotsasync/pace/waits")
@@ -195,6 +220,10 @@ class ScrapyPacing:
         recording = self._recording.get(unit)
         if recording is not None:
             await asyncio.shield(recording)
+
+    def _opened(self, spider: Any = None) -> None:
+        """``spider_opened``: install (see :meth:`_install`)."""
+        self._install()
 
     def _install(self) -> None:
         """Put the send-time check in front of Scrapy's download handlers, and the end

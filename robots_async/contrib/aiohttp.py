@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import logging
 import time
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
@@ -56,6 +58,21 @@ _REDIRECTS = _refusal.REDIRECTS
 _USAGE: WeakKeyDictionary[ClientResponse, UsagePreferences] = WeakKeyDictionary()
 #: The checker and User-Agent that judged each such response (see usage_answer).
 _JUDGED: WeakKeyDictionary[ClientResponse, tuple[RobotsChecker, str | None]] = WeakKeyDictionary()
+
+
+@dataclass(slots=True)
+class _Flight:
+    """A paced request being sent by ``owner``, and when its headers went out."""
+
+    owner: RobotsMiddleware
+    request: ClientRequest
+    sent: float | None = None
+
+
+#: The paced requests the current task is sending. aiohttp awaits the trace as it
+#: writes a request's headers, in the task that sends it, so the trace finds them
+#: here, whatever headers object a middleware after ours gave the request.
+_FLIGHTS: ContextVar[tuple[_Flight, ...]] = ContextVar("robots_async_flights", default=())
 
 
 class DisallowedError(_refusal.DisallowedError, aiohttp.ClientError):
@@ -174,9 +191,6 @@ class RobotsMiddleware:
         self.usage_signals = _refusal.usage_signals_wanted(
             "RobotsMiddleware.usage_signals", usage_signals, self.refuse_usage
         )
-        #: When each paced request in flight had its headers sent (None: not yet), by
-        #: the id of its headers: the object aiohttp hands the trace as it sends them.
-        self._sent: dict[int, float | None] = {}
         self._untraced_logged = False
         #: Tells the middleware when each request leaves aiohttp's connection pool
         #: (``on_request_headers_sent``): give it to the session (see ``pace``).
@@ -239,12 +253,13 @@ class RobotsMiddleware:
         double the back-off; without a send time a 429 is judged by its arrival,
         which errs the polite way (a slow one doubles the back-off).
         """
-        key = id(request.headers)  # (alive, so unique, while the request is in flight)
-        self._sent[key] = None
+        flight = _Flight(self, request)
+        token = _FLIGHTS.set((*_FLIGHTS.get(), flight))
         try:
             response = await handler(request)
         finally:
-            sent = self._sent.pop(key, None)
+            _FLIGHTS.reset(token)
+        sent = flight.sent
         if sent is None:
             self._log_untraced()
             return response, None
@@ -257,10 +272,15 @@ class RobotsMiddleware:
         params: TraceRequestHeadersSentParams,
     ) -> None:
         """``on_request_headers_sent``: the send time of a request paced here (the last
-        one when aiohttp sends it again on a fresh connection)."""
-        key = id(params.headers)
-        if key in self._sent:
-            self._sent[key] = time.monotonic()
+        one when a middleware after ours sends it again).
+
+        Matched by its headers object, the one aiohttp hands the trace: a session
+        may send other requests meanwhile in this task (a middleware after ours
+        fetching a token), and a retry on a dropped keep-alive connection is a new
+        request, through this middleware again."""
+        for flight in _FLIGHTS.get():
+            if flight.owner is self and params.headers is flight.request.headers:
+                flight.sent = time.monotonic()
 
     def _log_untraced(self) -> None:
         """Say once how to have 429s judged by send time."""
