@@ -89,11 +89,16 @@ def main() -> None:
     crawler.signals.connect(item_scraped, signal=signals.item_scraped)
     if hasattr(signals, "robots_parsed"):  # Scrapy >= 2.18
         crawler.signals.connect(robots_parsed, signal=signals.robots_parsed)
+    run_and_report(process, crawler, report, args["out"])
+
+
+def run_and_report(process: Any, crawler: Any, report: dict[str, Any], out: str) -> None:
+    """Run ``crawler`` in ``process``; write ``report`` with its stats to ``out``."""
     process.crawl(crawler)
     process.start()
     assert crawler.stats is not None
     report["stats"] = crawler.stats.get_stats()
-    with open(args["out"], "w", encoding="utf-8") as handle:
+    with open(out, "w", encoding="utf-8") as handle:
         json.dump(report, handle, default=str)
 
 

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 import scrapy
+from crawl import run_and_report  # (run as a script: its directory is on sys.path)
 from scrapy.crawler import CrawlerProcess
 from scrapy.exceptions import IgnoreRequest
 
@@ -39,12 +40,7 @@ def main() -> None:
 
     process = CrawlerProcess(settings=args["settings"])
     crawler = process.create_crawler(InlineSpider)
-    process.crawl(crawler)
-    process.start()
-    assert crawler.stats is not None
-    report["stats"] = crawler.stats.get_stats()
-    with open(args["out"], "w", encoding="utf-8") as handle:
-        json.dump(report, handle, default=str)
+    run_and_report(process, crawler, report, args["out"])
 
 
 if __name__ == "__main__":
