@@ -39,20 +39,20 @@ def test_a_crawl_asked_to_close_does_not_wait_out_the_pauses(site: Site, tmp_pat
     (CLOSESPIDER_TIMEOUT), while three requests wait for the first pause: it closes
     then, not after it, and the three go back to the scheduler unsent. Before: a 20 s
     Retry-After kept such a crawl open 21.4 s, and it sent a page at the pause's end."""
-    took = _closed_with_three_held(_four_busy_pages(site), tmp_path)
+    took = _closed_holding(_four_busy_pages(site), tmp_path, held=3)
     assert took < CLOSE_AFTER + RETRY_AFTER, took
 
 
-def _closed_with_three_held(host: Host, tmp_path: Path) -> float:
-    """Crawl /p0../p3 of ``host``, asked to close at CLOSE_AFTER: one page sent and
-    three held at close; the seconds the crawl took."""
+def _closed_holding(host: Host, tmp_path: Path, *, held: int) -> float:
+    """Crawl /p0../p3 of ``host``, asked to close at CLOSE_AFTER: ``held`` pages held
+    at close, the others sent; the seconds the crawl took."""
     settings = {"ROBOTSASYNC_PACE": True, "CLOSESPIDER_TIMEOUT": CLOSE_AFTER}
     began = time.monotonic()
     crawl = run_crawl(tmp_path, [host.url(f"/p{i}") for i in range(4)], settings=settings)
     took = time.monotonic() - began
     assert crawl.stats.get("finish_reason") == "closespider_timeout"
-    assert sum(host.count(f"/p{i}") for i in range(4)) == 1
-    assert crawl.stat("robotsasync/pace/held_at_close") == 3
+    assert sum(host.count(f"/p{i}") for i in range(4)) == 4 - held
+    assert crawl.stat("robotsasync/pace/held_at_close") == held
     return took
 
 
@@ -82,20 +82,23 @@ def test_requests_held_at_close_are_kept_by_jobdir_for_the_next_run(
 
 
 INLINE_SCRIPT = Path(__file__).with_name("scrapy_pace_inline.py")
-INLINE_DELAY = 4
+INLINE_DELAY = 2
+#: /a goes INLINE_DELAY after robots.txt, /b INLINE_DELAY later: the close falls between.
+INLINE_CLOSE = 3.0
 
 
 def test_an_inline_download_waiting_at_close_ends(site: Site, tmp_path: Path) -> None:
     """A callback downloads /b through ``engine.download_async`` (Scrapy's idiom for
-    a request awaited in a callback), which waits for /b's turn (Crawl-delay 4); the
-    crawl is asked to close 1 s in. download_async sends back to the middleware any
-    request it returns, so /b held at close came straight back: it must not go
-    round (each round reserved a further turn, and the close waited on the callback)."""
+    a request awaited in a callback), which waits for /b's turn (Crawl-delay 2: /a
+    goes 2 s after robots.txt, /b 2 s later); the crawl is asked to close 3 s in.
+    download_async sends back to the middleware any request it returns, so /b held at
+    close came straight back: it must not go round (each round reserved a further
+    turn, and the close waited on the callback)."""
     host = site.host()
     host.serve("/robots.txt", f"User-agent: *\nCrawl-delay: {INLINE_DELAY}\n".encode())
     host.serve("/a", b"a")
     host.serve("/b", b"b")
-    settings = {**BASE_SETTINGS, "ROBOTSASYNC_PACE": True, "CLOSESPIDER_TIMEOUT": CLOSE_AFTER}
+    settings = {**BASE_SETTINGS, "ROBOTSASYNC_PACE": True, "CLOSESPIDER_TIMEOUT": INLINE_CLOSE}
     args = {"first": host.url("/a"), "inline": host.url("/b"), "settings": settings}
     args["out"] = str(tmp_path / "inline.json")
     began = time.monotonic()
@@ -105,7 +108,7 @@ def test_an_inline_download_waiting_at_close_ends(site: Site, tmp_path: Path) ->
     assert report["inline"] == "IgnoreRequest"
     assert host.count("/b") == 0
     assert report["stats"].get("robotsasync/pace/held_at_close") == 1
-    assert took < CLOSE_AFTER + INLINE_DELAY, took
+    assert took < INLINE_CLOSE + INLINE_DELAY, took
 
 
 TWO_CRAWLS_SCRIPT = Path(__file__).with_name("scrapy_two_crawls.py")
@@ -237,13 +240,15 @@ def test_a_crawl_asked_to_close_before_its_first_turn_does_not_wait_them_out(
     site: Site, tmp_path: Path
 ) -> None:
     """Four pages of an origin whose robots.txt takes 2 s (Crawl-delay 3); the crawl
-    is asked to close at 1 s, before any request reached its turn. The first turn is
-    due at once and goes; the three others are held, not sent 3, 6 and 9 s later:
-    the close is cut from the crawl's start, not from its first wait for a turn."""
+    is asked to close at 1 s, before any request began to wait for its turn (the
+    first is due 3 s after robots.txt). All four are held, not sent 5, 8, 11 and 14 s
+    in: the close is cut from the crawl's start, not from its first wait for a turn
+    (cut from there, the crawl took 11.9 s and sent all four, the first turn then due
+    at once)."""
     host = site.host()
     host.serve("/robots.txt", b"User-agent: *\nCrawl-delay: 3\n", delay=2.0)
-    took = _closed_with_three_held(host, tmp_path)
-    assert took < 2.0 + 3.0 * 2, took  # (measured 2.9 s; waited out: 11.9 s)
+    took = _closed_holding(host, tmp_path, held=4)
+    assert took < 2.0 + 3.0 * 2, took
 
 
 def test_the_send_time_check_during_close_holds_the_request(site: Site, tmp_path: Path) -> None:
