@@ -8,6 +8,7 @@ crawl's middleware (``scrapy_ssrf.DeclaredPublicMiddleware``) declares public.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 from typing import TYPE_CHECKING
 
@@ -88,9 +89,26 @@ def twin_inside(loop_thread: LoopThread, public: PublicHost) -> Iterator[PublicH
     """An origin on 127.0.0.1 with the same port as ``public``: where a name that
     rebinds from 127.0.0.2 to 127.0.0.1 leads, on the same URL."""
     server = PublicHost(loop_thread, "127.0.0.1")
-    loop_thread.run(server.start(public.host.port))
+    for _ in range(_PORT_TRIES):
+        try:
+            loop_thread.run(server.start(public.host.port))
+            break
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            # Another process listens on 127.0.0.1 at that port (CI runs two suites at
+            # once): move ``public`` to another free port and try again.
+            server.close()
+            public.close()
+            loop_thread.run(public.start())
+    else:
+        pytest.fail(f"no port free on both 127.0.0.2 and 127.0.0.1 in {_PORT_TRIES} tries")
     yield server
     server.close()
+
+
+#: Ports tried for ``twin_inside`` (a port free on 127.0.0.2 may be taken on 127.0.0.1).
+_PORT_TRIES = 20
 
 
 def crawl(tmp_path: Path, urls: list[str], **settings: object) -> CrawlResult:
