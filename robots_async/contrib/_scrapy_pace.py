@@ -133,7 +133,7 @@ class ScrapyPacing:
         # Installed as the spider opens, not at the first wait for a turn: a crawl
         # asked to close before it (its first robots.txt still coming) was not cut,
         # and its requests then waited out their turns (4 pages, Crawl-delay 3, robots.txt
-        # in 2 s: asked to close at 1 s, the crawl took 11.9 s and sent all 4; now 2.9 s).
+        # in 2 s: asked to close at 1 s, the crawl took 11.9 s and sent all 4).
         crawler.signals.connect(self._opened, signal=signals.spider_opened)
 
     @staticmethod
