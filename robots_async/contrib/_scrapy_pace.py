@@ -8,11 +8,15 @@ downloader receives them (``response_downloaded``, before any middleware's
 the origin, for this process and every other one, before the retry takes its turn.
 The shared turn replaces the Crawl-delay raise of the download slot (which would send a
 request up to a Crawl-delay after its turn, onto another process's next turn: measured,
-two crawls' requests 0.01 s apart). DOWNLOAD_DELAY is the fleet-wide floor of the
-interval, and Scrapy's slot still applies it (and AutoThrottle's delay) within this
-process: a request can then go later than its turn, never sooner. Since the slot's
-delay follows robots.txt's request too, an origin's first turn is taken an interval
-after its robots.txt was fetched (see ``_after_robots_txt``).
+two crawls' requests 0.01 s apart). The slot's own delay (DOWNLOAD_DELAY, a
+DOWNLOAD_SLOTS entry's, AutoThrottle's) is part of each request's interval, so it is
+the fleet's floor, and the slots of a paced crawl send at that delay without jitter:
+a jittered delay (0.5-1.5x) sent a page after its turn, and the next page at its own,
+closer than the interval (Crawl-delay 1, DOWNLOAD_DELAY 1: gaps of 0.63-0.93 s in one
+process, 0.10-0.32 s between two crawls). A request still goes later than its turn
+when its slot sent another request (not paced, or another origin of its host) within
+its delay. Since the slot's delay follows robots.txt's request too, an origin's first
+turn is taken an interval after its robots.txt was fetched (see ``_after_robots_txt``).
 
 A request that took its turn can still wait in Scrapy's download slot (for
 ``CONCURRENT_REQUESTS_PER_DOMAIN`` or DOWNLOAD_DELAY) while a 429 begins a back-off:
@@ -127,6 +131,8 @@ class ScrapyPacing:
                 "ROBOTSASYNC_PACE without ROBOTSASYNC_REDIS_URL or a SQLite store "
                 "(ROBOTSASYNC_STORE / JOBDIR) paces this process only"
             )
+        #: Whether a slot's jitter was turned off (or could not be) and logged so.
+        self._told_jitter = False
         #: Whether the send-time check is in Scrapy's download handlers (None: not tried).
         self._installed: bool | None = None
         crawler.signals.connect(self._downloaded, signal=signals.response_downloaded)
@@ -162,7 +168,7 @@ class ScrapyPacing:
             )
         self._install()
         unit = pace_unit(origin, self._pacer.settings.pace_by)
-        delay = robots_delay(entry.robots, product_token(agent))
+        delay = max(robots_delay(entry.robots, product_token(agent)), self._slot_delay(request))
         with self._waiting.waiting(request):
             await self._recorded_first(unit)
             try:
@@ -172,21 +178,67 @@ class ScrapyPacing:
                 self._inc("robotsasync/pace/held_at_close")
                 request.meta[_HELD_META] = self._held_mark
                 return False
+        # Again: Scrapy drops a slot idle for 60 s (a long wait's own slot) and makes it
+        # anew, with a DOWNLOAD_SLOTS entry's own jitter.
+        self._slot_delay(request)
         request.meta[PACE_META] = (unit, delay, asyncio.get_running_loop().time())
         self._inc("robotsasync/pace/waits")
         if slept > 0:
             self._inc("robotsasync/pace/delayed")
         return True
 
+    def _slot_delay(self, request: Request) -> float:
+        """The delay of ``request``'s download slot (DOWNLOAD_DELAY, a DOWNLOAD_SLOTS
+        entry's, a spider's ``download_delay``, AutoThrottle's), its jitter turned off
+        (see the module)."""
+        slot = self._slot(request)
+        if slot is None:
+            return 0.0
+        if slot.jitter:
+            slot.jitter = 0.0
+            if not self._told_jitter:
+                self._told_jitter = True
+                logger.info(
+                    "robots_async: ROBOTSASYNC_PACE sends the requests of its download "
+                    "slots at their delay without jitter (DOWNLOAD_DELAY_JITTER): a "
+                    "random delay after a turn sent pages closer than the site's interval"
+                )
+        return max(0.0, float(slot.delay))
+
+    def _slot(self, request: Request) -> Any:
+        """``request``'s download slot in Scrapy's downloader, made now if it is not
+        yet, as the downloader makes it (DOWNLOAD_SLOTS, AutoThrottle's start delay):
+        a crawl's first requests begin to wait before any is sent, and their turns need
+        its delay. None where this Scrapy has no such slots (warned once)."""
+        try:
+            engine: Any = self._crawler.engine
+            downloader: Any = engine.downloader
+        except (AttributeError, RuntimeError):
+            return None  # not crawling yet (Scrapy 2.19 raises then)
+        made = getattr(downloader, "_get_slot", None)
+        found = made(request) if callable(made) else None
+        slot = found[1] if isinstance(found, tuple) and len(found) == 2 else None
+        if hasattr(slot, "jitter") and hasattr(slot, "delay"):
+            return slot
+        if not self._told_jitter:
+            self._told_jitter = True
+            logger.warning(
+                "robots_async: Scrapy's download slots have no delay and jitter here; "
+                "a slot's random delay can send a paced request after its turn, closer "
+                "than the interval to the next one"
+            )
+        return None
+
     async def _after_robots_txt(self, entry: CacheEntry, delay: float) -> float:
         """Sleep until an interval has passed since the origin's robots.txt was
         fetched (by any worker of the store); the seconds slept.
 
-        Scrapy's slot sends a request 0.5-1.5x DOWNLOAD_DELAY after its last send,
-        robots.txt's included: a first page whose turn came at once went 0.3-0.9 s
-        after it (Crawl-delay 1, DOWNLOAD_DELAY 0.6), 0.55-0.69 s before the second
-        page's turn. Taken an interval after the fetch, that turn finds the slot free.
-        (At most an interval: a record another machine wrote holds its clock.)
+        Scrapy's slot sends a request its delay after its last send, robots.txt's
+        included: a first page whose turn came at once went 0.3-0.9 s after it
+        (Crawl-delay 1, DOWNLOAD_DELAY 0.6, the slot's jitter on), 0.55-0.69 s before
+        the second page's turn. Taken an interval (at least the slot's delay) after
+        the fetch, that turn finds the slot free. (At most an interval: a record
+        another machine wrote holds its clock.)
         """
         interval = self._pacer.settings.rule(delay).interval
         left = min(interval, entry.fetched_at + interval - time.time())
@@ -257,7 +309,13 @@ class ScrapyPacing:
         if engine is None:
             return
         self._wrap_close(engine)
-        handlers: Any = getattr(getattr(engine, "downloader", None), "handlers", None)
+        downloader: Any = getattr(engine, "downloader", None)
+        if getattr(downloader, "_jitter", None):
+            # The jitter of the slots made from now on (DOWNLOAD_DELAY_JITTER): a slot
+            # made for robots.txt set its next send at a jittered delay before any
+            # paced request could turn it off (a first page went 0.6 s after its turn).
+            downloader._jitter = 0.0
+        handlers: Any = getattr(downloader, "handlers", None)
         send: Callable[[Request], Awaitable[Response]] | None = getattr(
             handlers, "download_request_async", None
         )
