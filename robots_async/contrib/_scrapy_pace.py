@@ -9,26 +9,32 @@ the origin, for this process and every other one, before the retry takes its tur
 The shared turn replaces the Crawl-delay raise of the download slot (which would send a
 request up to a Crawl-delay after its turn, onto another process's next turn: measured,
 two crawls' requests 0.01 s apart). The slot's own delay (DOWNLOAD_DELAY, a
-DOWNLOAD_SLOTS entry's, AutoThrottle's) is part of each request's interval, so it is
-the fleet's floor, and the slots of a paced crawl send at that delay without jitter:
-a jittered delay (0.5-1.5x) sent a page after its turn, and the next page at its own,
-closer than the interval (Crawl-delay 1, DOWNLOAD_DELAY 1: gaps of 0.63-0.93 s in one
-process, 0.10-0.32 s between two crawls). A request still goes later than its turn
-when its slot sent another request (not paced, or another origin of its host) within
-its delay. Since the slot's delay follows robots.txt's request too, an origin's first
-turn is taken an interval after its robots.txt was fetched (see ``_after_robots_txt``).
+DOWNLOAD_SLOTS entry's, AutoThrottle's) is part of each
+request's interval, so it is the fleet's floor, and the slots of a paced crawl send at
+that delay without jitter: a jittered delay (0.5-1.5x) sent a page after its turn, and
+the next page at its own, closer than the interval (Crawl-delay 1, DOWNLOAD_DELAY 1:
+gaps of 0.63-0.93 s in one process, 0.10-0.32 s between two crawls). A request still
+goes later than its turn when its slot sent another request (not paced, or another
+origin of its host) within its delay, or has CONCURRENT_REQUESTS_PER_DOMAIN requests in
+flight; sent then, it brought the next page of its unit, sent at its own turn, closer
+than the interval (behind a 2.5 s page, Crawl-delay 1: 0.001 s). So the send-time check
+below also keeps a paced request an interval after its unit's last page sent by this
+process (``_late_at_send``); another process's late page can still come closer. Since
+the slot's delay follows robots.txt's request too, an origin's first turn is taken an
+interval after its robots.txt was fetched (see ``_after_robots_txt``).
 
 A request that took its turn can still wait in Scrapy's download slot (for
 ``CONCURRENT_REQUESTS_PER_DOMAIN`` or DOWNLOAD_DELAY) while a 429 begins a back-off:
 sent as the slot frees, it went out 0.01 s into a 2 s back-off. So the paced requests
-are checked again as the slot sends them (Scrapy's ``DownloadHandlers``): one that
-waited RECHECK_AFTER or more since its turn asks the store whether a pause holds,
-one that did not asks this process only. One that meets a pause is not sent: it goes
-back to the scheduler (:class:`PausedAtSendError`, turned into a new request by the
-middleware's ``process_exception``) and takes a new turn, which follows the pause.
-Sitting the pause out in the handler held the slot, whose key is the host: a 2 s
-back-off of one origin held the other origins of its host as long (measured: a page
-due 1 s in went 2.9 s in), and the held requests all went as the pause ended.
+are checked again as the slot sends them (Scrapy's ``DownloadHandlers``, with the
+interval check above): one that waited RECHECK_AFTER or more since its turn asks the
+store whether a pause holds, one that did not asks this process only. One that meets a
+pause is not sent: it goes back to the scheduler (:class:`PausedAtSendError`, turned
+into a new request by the middleware's ``process_exception``) and takes a new turn,
+which follows the pause. Sitting the pause out in the handler held the slot, whose key
+is the host: a 2 s back-off of one origin held the other origins of its host as long
+(measured: a page due 1 s in went 2.9 s in), and the held requests all went as the pause
+ended.
 
 A crawl asked to close (CLOSESPIDER_TIMEOUT, a signal) waits for the requests in
 progress, and a request waiting for its turn is one: a 20 s Retry-After kept a crawl
@@ -73,7 +79,7 @@ if TYPE_CHECKING:
     from ._scrapy_settings import ScrapyConfig
     from ._scrapy_waiting import WaitingRequests
 
-__all__ = ["PausedAtSendError", "ScrapyPacing"]
+__all__ = ["LateAtSendError", "PausedAtSendError", "ScrapyPacing"]
 
 logger = logging.getLogger("robots_async.contrib.scrapy")
 
@@ -81,6 +87,8 @@ logger = logging.getLogger("robots_async.contrib.scrapy")
 PACE_META = "_robotsasync_pace"
 #: ``request.meta`` key: the loop time a paced request went to the download handler.
 _SENT_META = "_robotsasync_sent"
+#: Units whose last send is kept before the ones older than any interval are dropped.
+_LAST_SENT_KEPT = 4096
 #: ``request.meta`` key of a request handed back at close (see :meth:`ScrapyPacing.wait`).
 _HELD_META = "_robotsasync_held_at_close"
 
@@ -88,6 +96,12 @@ _HELD_META = "_robotsasync_held_at_close"
 class PausedAtSendError(RobotsError):
     """A paced request met a pause of its unit as its download slot sent it: it was
     not sent, and goes back to the scheduler for a new turn."""
+
+
+class LateAtSendError(PausedAtSendError):
+    """A paced request its download slot held past its turn (a slow page or a request
+    not paced before it, with CONCURRENT_REQUESTS_PER_DOMAIN): sent now, it would
+    follow its unit's last page closer than the interval. Not sent; a new turn."""
 
 
 class _CrawlClosingError(RobotsError):
@@ -133,6 +147,8 @@ class ScrapyPacing:
             )
         #: Whether a slot's jitter was turned off (or could not be) and logged so.
         self._told_jitter = False
+        #: Loop time of the last paced page sent, by unit (see :meth:`_late_at_send`).
+        self._last_sent: dict[str, float] = {}
         #: Whether the send-time check is in Scrapy's download handlers (None: not tried).
         self._installed: bool | None = None
         crawler.signals.connect(self._downloaded, signal=signals.response_downloaded)
@@ -279,12 +295,49 @@ class ScrapyPacing:
             return self._pacer.paused_here(unit, delay)  # Pacer.wait's own rule
         return await self._pacer.paused(unit, delay)
 
+    async def _late_at_send(self, request: Request) -> None:
+        """Mark a paced request sent now, unless its unit's last page went less than an
+        interval ago in this process: its slot held it past its turn, and its turn
+        was taken an interval after the turn before, not after that page's send.
+
+        A slot of CONCURRENT_REQUESTS_PER_DOMAIN 1 behind a 2.5 s page sent the pages
+        whose turns came meanwhile as it freed, 0.001 s apart (Crawl-delay 1). A
+        shortfall under RECHECK_AFTER (the loop's lag) is slept here; a longer one
+        sends the request back for a new turn (:class:`LateAtSendError`): sleeping
+        it out would hold the slot, the host's, for up to an interval.
+
+        :raises LateAtSendError: the request must not be sent now.
+        """
+        unit, delay, _ = request.meta[PACE_META]
+        interval = self._pacer.settings.rule(delay).interval
+        loop = asyncio.get_running_loop()
+        last = self._last_sent.get(unit)
+        if last is not None:
+            short = last + interval - loop.time()
+            if short >= RECHECK_AFTER:
+                raise LateAtSendError(
+                    f"{request.url}: held past its turn, {short:.3f} s short of the "
+                    "interval after its unit's last page; a new turn"
+                )
+            if short > 0:
+                await asyncio.sleep(short)
+        now = loop.time()
+        request.meta[_SENT_META] = now
+        self._last_sent[unit] = now
+        if len(self._last_sent) > _LAST_SENT_KEPT:
+            # Only a unit sent within its interval matters (at most the largest one).
+            horizon = now - self._pacer.settings.max_delay
+            self._last_sent = {u: t for u, t in self._last_sent.items() if t > horizon}
+
     def rescheduled(self, request: Request, exception: BaseException) -> Request | None:
         """The request again, to take a new turn, if ``exception`` is its
         :class:`PausedAtSendError` (it was not sent); else None."""
         if not isinstance(exception, PausedAtSendError):
             return None
-        self._inc("robotsasync/pace/held_at_send")
+        if isinstance(exception, LateAtSendError):
+            self._inc("robotsasync/pace/late_at_send")
+        else:
+            self._inc("robotsasync/pace/held_at_send")
         return request.replace(dont_filter=True)  # the same request, not a duplicate
 
     async def _recorded_first(self, unit: str) -> None:
@@ -332,7 +385,7 @@ class ScrapyPacing:
             if await self._paused_at_send(request):
                 raise PausedAtSendError(f"{request.url}: its pace unit is paused; a new turn")
             if PACE_META in request.meta:
-                request.meta[_SENT_META] = asyncio.get_running_loop().time()
+                await self._late_at_send(request)
             return await send(request)
 
         handlers.download_request_async = download_request_async

@@ -1,0 +1,144 @@
+"""ROBOTSASYNC_PACE: a paced page that its download slot sends after its turn (the
+slot busy with a slow page, or with a request it does not pace) must not bring the
+next page of its origin closer than the site's interval."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+import pytest
+from aiohttp import web
+
+from .conftest import run_crawl
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .conftest import Host, Site
+
+pytestmark = pytest.mark.slow
+
+CRAWL_DELAY_SITE = b"User-agent: *\nCrawl-delay: 1\n"
+
+
+def _gaps(times: list[float]) -> list[float]:
+    return [round(b - a, 3) for a, b in itertools.pairwise(sorted(times))]
+
+
+def _linking(host: Host, other: Host, pages: int, prefix: str = "/p") -> None:
+    """Page i of ``host`` links to ``other``'s slow page i (2.5 s to answer)."""
+    for i in range(pages):
+        host.serve(f"{prefix}{i}", f'<a href="{other.url(f"/slow{i}")}">x</a>')
+        other.serve(f"/slow{i}", b"slow", delay=2.5)
+
+
+def test_a_slow_page_does_not_send_the_next_ones_in_a_burst(site: Site, tmp_path: Path) -> None:
+    """Crawl-delay 1, CONCURRENT_REQUESTS_PER_DOMAIN 1 (a common polite setting),
+    DOWNLOAD_DELAY 0; the first page sent takes 2.5 s to answer. The pages whose
+    turns came meanwhile wait in the slot and must still go 1 s apart. On e940deb
+    they went as the slot freed, one after the other: smallest gap 0.001 and 0.000 s
+    (two runs; 0.001-0.002 s before it). Now 1.0 s (three runs: 1.001 s)."""
+    host = site.host()
+    host.serve("/robots.txt", CRAWL_DELAY_SITE)
+    slow_first: set[str] = set()
+
+    async def slow_once(request: web.Request) -> web.Response:
+        if not slow_first:
+            slow_first.add(request.path)
+            await asyncio.sleep(2.5)
+        return web.Response(text="page")
+
+    for i in range(4):
+        host.routes[f"/p{i}"] = slow_once
+    settings = {"ROBOTSASYNC_PACE": True, "CONCURRENT_REQUESTS_PER_DOMAIN": 1}
+    crawl = run_crawl(tmp_path, [host.url(f"/p{i}") for i in range(4)], settings=settings)
+    assert len(crawl.scraped) == 4
+    gaps = _gaps(host.times("/p"))
+    assert min(gaps) >= 0.95, gaps
+
+
+def test_a_request_not_paced_in_the_slot_does_not_send_pages_in_a_burst(
+    site: Site, tmp_path: Path
+) -> None:
+    """Each page of the paced origin (Crawl-delay 1) links to a slow page (2.5 s) of
+    another origin of its host, followed with ``dont_obey_robotstxt`` (not paced), in
+    the same download slot (the host), CONCURRENT_REQUESTS_PER_DOMAIN 1. The paced
+    pages queued behind a slow one must still go 1 s apart. On e940deb: smallest gap
+    0.001-0.002 s (two runs, and before it). Now 2.51 s (three runs)."""
+    paced, other = site.host(), site.host()
+    paced.serve("/robots.txt", CRAWL_DELAY_SITE)
+    _linking(paced, other, 4)
+    settings = {"ROBOTSASYNC_PACE": True, "CONCURRENT_REQUESTS_PER_DOMAIN": 1}
+    urls = [paced.url(f"/p{i}") for i in range(4)]
+    meta = {url: {"follow_with_meta": {"dont_obey_robotstxt": True}} for url in urls}
+    crawl = run_crawl(tmp_path, urls, settings=settings, meta=meta)
+    assert len(crawl.scraped) == 8
+    gaps = _gaps(paced.times("/p"))
+    assert min(gaps) >= 0.95, gaps
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a page its slot held past its turn is kept an interval after this "
+    "process's last page of the origin only; another process's next turn is not moved",
+)
+def test_two_crawls_with_requests_not_paced_in_the_slot_keep_the_sites_interval(
+    site: Site, tmp_path: Path
+) -> None:
+    """Two crawls sharing a SQLite store, three pages each of a Crawl-delay 1 origin,
+    each page linking to a slow page (2.5 s) of another origin of the host followed
+    with ``dont_obey_robotstxt``, CONCURRENT_REQUESTS_PER_DOMAIN 1. A page one crawl's
+    slot holds past its turn lands near the other crawl's next turn. Smallest gap of
+    the fleet: 0.002, 0.503, 0.002 s on e940deb, 0.483, 0.491, 0.512 s with the
+    one-process check (three runs each)."""
+    paced, other = site.host(), site.host()
+    paced.serve("/robots.txt", CRAWL_DELAY_SITE)
+    for n in (1, 2):
+        _linking(paced, other, 3, prefix=f"/c{n}/p")
+        (tmp_path / str(n)).mkdir()
+    settings = {
+        "ROBOTSASYNC_PACE": True,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+        "ROBOTSASYNC_STORE": str(tmp_path / "shared.sqlite"),
+    }
+    starts = {n: [paced.url(f"/c{n}/p{i}") for i in range(3)] for n in (1, 2)}
+    meta = {
+        url: {"follow_with_meta": {"dont_obey_robotstxt": True}}
+        for urls in starts.values()
+        for url in urls
+    }
+    with ThreadPoolExecutor(2) as pool:
+        crawls = list(
+            pool.map(
+                lambda n: run_crawl(tmp_path / str(n), starts[n], settings=settings, meta=meta),
+                (1, 2),
+            )
+        )
+    assert [len(crawl.scraped) for crawl in crawls] == [6, 6]
+    gaps = _gaps(paced.times("/c"))
+    assert min(gaps) >= 0.95, gaps
+
+
+def test_a_download_delay_with_a_request_not_paced_keeps_the_sites_interval(
+    site: Site, tmp_path: Path
+) -> None:
+    """Crawl-delay 2, DOWNLOAD_DELAY 1 (the slot spaces its sends 1 s): a request not
+    paced, sent by the slot just before a page's turn, holds that page up to 1 s past
+    it, and the next page goes at its own turn. Each page links to a page of another
+    origin of its host (its slot), answered in 1.5 s, followed with
+    ``dont_obey_robotstxt``. On e940deb: smallest gap 1.489-1.492 s (two runs; 1.13 s
+    before it, the slot's jitter on). Now 2.51 s (three runs)."""
+    paced, other = site.host(), site.host()
+    paced.serve("/robots.txt", b"User-agent: *\nCrawl-delay: 2\n")
+    for i in range(4):
+        paced.serve(f"/p{i}", f'<a href="{other.url(f"/free{i}")}">x</a>', delay=1.5)
+    settings = {"ROBOTSASYNC_PACE": True, "DOWNLOAD_DELAY": 1.0}
+    urls = [paced.url(f"/p{i}") for i in range(4)]
+    meta = {url: {"follow_with_meta": {"dont_obey_robotstxt": True}} for url in urls}
+    crawl = run_crawl(tmp_path, urls, settings=settings, meta=meta)
+    assert len(crawl.scraped) == 8
+    gaps = _gaps(paced.times("/p"))
+    assert min(gaps) >= 1.95, gaps
