@@ -9,7 +9,7 @@ the origin, for this process and every other one, before the retry takes its tur
 The shared turn replaces the Crawl-delay raise of the download slot (which would send a
 request up to a Crawl-delay after its turn, onto another process's next turn: measured,
 two crawls' requests 0.01 s apart). The slot's own delay (DOWNLOAD_DELAY, a
-DOWNLOAD_SLOTS entry's, AutoThrottle's) is part of each
+DOWNLOAD_SLOTS entry's; not AutoThrottle's, see ``_slot_delay``) is part of each
 request's interval, so it is the fleet's floor, and the slots of a paced crawl send at
 that delay without jitter: a jittered delay (0.5-1.5x) sent a page after its turn, and
 the next page at its own, closer than the interval (Crawl-delay 1, DOWNLOAD_DELAY 1:
@@ -145,6 +145,8 @@ class ScrapyPacing:
                 "ROBOTSASYNC_PACE without ROBOTSASYNC_REDIS_URL or a SQLite store "
                 "(ROBOTSASYNC_STORE / JOBDIR) paces this process only"
             )
+        #: AutoThrottle moves its slots' delays as responses come: left to the slots.
+        self._autothrottle = crawler.settings.getbool("AUTOTHROTTLE_ENABLED")
         #: Whether a slot's jitter was turned off (or could not be) and logged so.
         self._told_jitter = False
         #: Loop time of the last paced page sent, by unit (see :meth:`_late_at_send`).
@@ -205,8 +207,12 @@ class ScrapyPacing:
 
     def _slot_delay(self, request: Request) -> float:
         """The delay of ``request``'s download slot (DOWNLOAD_DELAY, a DOWNLOAD_SLOTS
-        entry's, a spider's ``download_delay``, AutoThrottle's), its jitter turned off
-        (see the module)."""
+        entry's, a spider's ``download_delay``), its jitter turned off (see the
+        module). 0 under AutoThrottle: its delay, read as a request began to wait,
+        held the crawl at its start delay (every start request waits at once, and a
+        turn keeps the interval it was taken with: 8 pages 1.0 s apart where
+        AutoThrottle halved its delay from 1 s after each); its slot still applies it
+        in this process, and DOWNLOAD_DELAY, its floor, is the turn's."""
         slot = self._slot(request)
         if slot is None:
             return 0.0
@@ -219,6 +225,8 @@ class ScrapyPacing:
                     "slots at their delay without jitter (DOWNLOAD_DELAY_JITTER): a "
                     "random delay after a turn sent pages closer than the site's interval"
                 )
+        if self._autothrottle:
+            return 0.0
         return max(0.0, float(slot.delay))
 
     def _slot(self, request: Request) -> Any:

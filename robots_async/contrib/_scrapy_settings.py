@@ -248,9 +248,9 @@ SETTINGS: tuple[Setting, ...] = (
         "Politeness shared by every process of the store (ROBOTSASYNC_REDIS_URL or "
         "the SQLite store): each request waits for its origin's turn (Crawl-delay, "
         "Request-rate, at least the download slot's delay: DOWNLOAD_DELAY, DOWNLOAD_SLOTS, "
-        "AutoThrottle; capped by ROBOTSASYNC_MAX_CRAWL_DELAY; the slots then send "
-        "without jitter), and 429/503 responses pause the origin (Retry-After) or back "
-        "it off.",
+        "not AutoThrottle's, which the slot applies; capped by ROBOTSASYNC_MAX_CRAWL_DELAY; "
+        "the slots then send without jitter), and 429/503 responses pause the origin "
+        "(Retry-After) or back it off.",
         _bool,
     ),
     Setting(

@@ -142,3 +142,26 @@ def test_a_download_delay_with_a_request_not_paced_keeps_the_sites_interval(
     assert len(crawl.scraped) == 8
     gaps = _gaps(paced.times("/p"))
     assert min(gaps) >= 1.95, gaps
+
+
+def test_autothrottle_still_speeds_a_paced_crawl_up(site: Site, tmp_path: Path) -> None:
+    """AutoThrottle (start delay 2 s, a site answering at once, no Crawl-delay) halves
+    the slot's delay after each response: eight pages go in about 2 s, the first gaps
+    shrinking. On e940deb each request's turn took the slot's delay as it began to
+    wait (every start request at once, the start delay or the first halving), and
+    kept it: pages 1.0 s apart, 7.0 s from first to last (three runs). The turn now
+    leaves AutoThrottle's delay to the slot (this process, as before e940deb)."""
+    host = site.host()
+    host.serve("/robots.txt", b"User-agent: *\nAllow: /\n")
+    settings = {
+        "ROBOTSASYNC_PACE": True,
+        "AUTOTHROTTLE_ENABLED": True,
+        "AUTOTHROTTLE_START_DELAY": 2.0,
+        "DOWNLOAD_DELAY": 0,
+    }
+    crawl = run_crawl(tmp_path, [host.url(f"/p{i}") for i in range(8)], settings=settings)
+    assert len(crawl.scraped) == 8
+    pages = host.times("/p")
+    gaps = _gaps(pages)
+    assert pages[-1] - pages[0] < 3.5, gaps
+    assert gaps[0] >= 0.4, gaps  # AutoThrottle still spaces them
