@@ -165,3 +165,29 @@ def test_autothrottle_still_speeds_a_paced_crawl_up(site: Site, tmp_path: Path) 
     gaps = _gaps(pages)
     assert pages[-1] - pages[0] < 3.5, gaps
     assert gaps[0] >= 0.4, gaps  # AutoThrottle still spaces them
+
+
+def test_a_download_slots_jitter_is_turned_off_too(site: Site, tmp_path: Path) -> None:
+    """Two crawls sharing a SQLite store; the host's DOWNLOAD_SLOTS entry has a delay
+    of 1 s and its own jitter (0.5), which DOWNLOAD_DELAY_JITTER does not govern; the
+    site asks 1 s. The slot is made by robots.txt's request with that jitter, and
+    turned off by the first paced request: the fleet's pages 1 s apart or more
+    (three runs: smallest gaps 0.997-0.998 s)."""
+    host = site.host()
+    host.serve("/robots.txt", CRAWL_DELAY_SITE)
+    settings = {
+        "ROBOTSASYNC_PACE": True,
+        "DOWNLOAD_SLOTS": {"127.0.0.1": {"delay": 1.0, "jitter": 0.5}},
+        "ROBOTSASYNC_STORE": str(tmp_path / "shared.sqlite"),
+    }
+    for n in (1, 2):
+        (tmp_path / str(n)).mkdir()
+    starts = {n: [host.url(f"/c{n}/p{i}") for i in range(4)] for n in (1, 2)}
+    with ThreadPoolExecutor(2) as pool:
+        crawls = list(
+            pool.map(lambda n: run_crawl(tmp_path / str(n), starts[n], settings=settings), (1, 2))
+        )
+    assert [len(crawl.scraped) for crawl in crawls] == [4, 4]
+    (robots,) = host.times("/robots.txt")
+    gaps = _gaps([robots, *host.times("/c")])
+    assert min(gaps) >= 0.95, gaps
