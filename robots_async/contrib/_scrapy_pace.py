@@ -87,7 +87,8 @@ logger = logging.getLogger("robots_async.contrib.scrapy")
 PACE_META = "_robotsasync_pace"
 #: ``request.meta`` key: the loop time a paced request went to the download handler.
 _SENT_META = "_robotsasync_sent"
-#: Units whose last send is kept before the ones older than any interval are dropped.
+#: Units whose last send is kept at least, before the ones older than any interval
+#: are dropped.
 _LAST_SENT_KEPT = 4096
 #: ``request.meta`` key of a request handed back at close (see :meth:`ScrapyPacing.wait`).
 _HELD_META = "_robotsasync_held_at_close"
@@ -151,6 +152,7 @@ class ScrapyPacing:
         self._told_jitter = False
         #: Loop time of the last paced page sent, by unit (see :meth:`_late_at_send`).
         self._last_sent: dict[str, float] = {}
+        self._prune_at = _LAST_SENT_KEPT
         #: Whether the send-time check is in Scrapy's download handlers (None: not tried).
         self._installed: bool | None = None
         crawler.signals.connect(self._downloaded, signal=signals.response_downloaded)
@@ -332,10 +334,13 @@ class ScrapyPacing:
         now = loop.time()
         request.meta[_SENT_META] = now
         self._last_sent[unit] = now
-        if len(self._last_sent) > _LAST_SENT_KEPT:
+        if len(self._last_sent) > self._prune_at:
             # Only a unit sent within its interval matters (at most the largest one).
+            # The next pass waits for twice the units kept: a broad crawl sending to
+            # more than _LAST_SENT_KEPT units within that time would pay a pass per send.
             horizon = now - self._pacer.settings.max_delay
             self._last_sent = {u: t for u, t in self._last_sent.items() if t > horizon}
+            self._prune_at = max(_LAST_SENT_KEPT, 2 * len(self._last_sent))
 
     def rescheduled(self, request: Request, exception: BaseException) -> Request | None:
         """The request again, to take a new turn, if ``exception`` is its
