@@ -5,11 +5,13 @@ runner that performs a real Scrapy crawl in a subprocess and returns its results
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -277,6 +279,30 @@ def run_json_script(script: Path, args: dict[str, Any], timeout: float = 60.0) -
     )
     assert proc.returncode == 0, f"{script.name} failed ({proc.returncode}):\n{proc.stderr[-4000:]}"
     return json.loads(Path(args["out"]).read_text(encoding="utf-8")), proc.stderr
+
+
+def run_crawls_at_once(
+    tmp_path: Path,
+    starts: dict[int, list[str]],
+    *,
+    settings: Mapping[str, Any],
+    meta: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[CrawlResult]:
+    """One crawl per entry of ``starts`` (:func:`run_crawl`, each a process of its own
+    in a directory ``tmp_path/<n>``), all at once; their results in ``starts``' order."""
+    for n in starts:
+        (tmp_path / str(n)).mkdir()
+
+    def crawl(n: int) -> CrawlResult:
+        return run_crawl(tmp_path / str(n), starts[n], settings=settings, meta=meta)
+
+    with ThreadPoolExecutor(len(starts)) as pool:
+        return list(pool.map(crawl, starts))
+
+
+def gaps_between(times: list[float]) -> list[float]:
+    """The seconds between consecutive ``times`` (sorted first), to the millisecond."""
+    return [round(b - a, 3) for a, b in itertools.pairwise(sorted(times))]
 
 
 def run_crawl(

@@ -5,14 +5,12 @@ next page of its origin closer than the site's interval."""
 from __future__ import annotations
 
 import asyncio
-import itertools
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import pytest
 from aiohttp import web
 
-from .conftest import run_crawl
+from .conftest import gaps_between, run_crawl, run_crawls_at_once
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -24,15 +22,23 @@ pytestmark = pytest.mark.slow
 CRAWL_DELAY_SITE = b"User-agent: *\nCrawl-delay: 1\n"
 
 
-def _gaps(times: list[float]) -> list[float]:
-    return [round(b - a, 3) for a, b in itertools.pairwise(sorted(times))]
-
-
 def _linking(host: Host, other: Host, pages: int, prefix: str = "/p") -> None:
     """Page i of ``host`` links to ``other``'s slow page i (2.5 s to answer)."""
     for i in range(pages):
         host.serve(f"{prefix}{i}", f'<a href="{other.url(f"/slow{i}")}">x</a>')
         other.serve(f"/slow{i}", b"slow", delay=2.5)
+
+
+def _following_pages_not_paced(
+    paced: Host, tmp_path: Path, settings: dict[str, object]
+) -> list[float]:
+    """Crawl /p0../p3 of ``paced`` (with ``settings`` and ROBOTSASYNC_PACE), each
+    page's link followed with ``dont_obey_robotstxt``; the gaps between the pages."""
+    urls = [paced.url(f"/p{i}") for i in range(4)]
+    meta = {url: {"follow_with_meta": {"dont_obey_robotstxt": True}} for url in urls}
+    crawl = run_crawl(tmp_path, urls, settings={"ROBOTSASYNC_PACE": True, **settings}, meta=meta)
+    assert len(crawl.scraped) == 8
+    return gaps_between(paced.times("/p"))
 
 
 def test_a_slow_page_does_not_send_the_next_ones_in_a_burst(site: Site, tmp_path: Path) -> None:
@@ -56,7 +62,7 @@ def test_a_slow_page_does_not_send_the_next_ones_in_a_burst(site: Site, tmp_path
     settings = {"ROBOTSASYNC_PACE": True, "CONCURRENT_REQUESTS_PER_DOMAIN": 1}
     crawl = run_crawl(tmp_path, [host.url(f"/p{i}") for i in range(4)], settings=settings)
     assert len(crawl.scraped) == 4
-    gaps = _gaps(host.times("/p"))
+    gaps = gaps_between(host.times("/p"))
     assert min(gaps) >= 0.95, gaps
 
 
@@ -71,12 +77,7 @@ def test_a_request_not_paced_in_the_slot_does_not_send_pages_in_a_burst(
     paced, other = site.host(), site.host()
     paced.serve("/robots.txt", CRAWL_DELAY_SITE)
     _linking(paced, other, 4)
-    settings = {"ROBOTSASYNC_PACE": True, "CONCURRENT_REQUESTS_PER_DOMAIN": 1}
-    urls = [paced.url(f"/p{i}") for i in range(4)]
-    meta = {url: {"follow_with_meta": {"dont_obey_robotstxt": True}} for url in urls}
-    crawl = run_crawl(tmp_path, urls, settings=settings, meta=meta)
-    assert len(crawl.scraped) == 8
-    gaps = _gaps(paced.times("/p"))
+    gaps = _following_pages_not_paced(paced, tmp_path, {"CONCURRENT_REQUESTS_PER_DOMAIN": 1})
     assert min(gaps) >= 0.95, gaps
 
 
@@ -98,7 +99,6 @@ def test_two_crawls_with_requests_not_paced_in_the_slot_keep_the_sites_interval(
     paced.serve("/robots.txt", CRAWL_DELAY_SITE)
     for n in (1, 2):
         _linking(paced, other, 3, prefix=f"/c{n}/p")
-        (tmp_path / str(n)).mkdir()
     settings = {
         "ROBOTSASYNC_PACE": True,
         "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
@@ -110,15 +110,9 @@ def test_two_crawls_with_requests_not_paced_in_the_slot_keep_the_sites_interval(
         for urls in starts.values()
         for url in urls
     }
-    with ThreadPoolExecutor(2) as pool:
-        crawls = list(
-            pool.map(
-                lambda n: run_crawl(tmp_path / str(n), starts[n], settings=settings, meta=meta),
-                (1, 2),
-            )
-        )
+    crawls = run_crawls_at_once(tmp_path, starts, settings=settings, meta=meta)
     assert [len(crawl.scraped) for crawl in crawls] == [6, 6]
-    gaps = _gaps(paced.times("/c"))
+    gaps = gaps_between(paced.times("/c"))
     assert min(gaps) >= 0.95, gaps
 
 
@@ -135,12 +129,7 @@ def test_a_download_delay_with_a_request_not_paced_keeps_the_sites_interval(
     paced.serve("/robots.txt", b"User-agent: *\nCrawl-delay: 2\n")
     for i in range(4):
         paced.serve(f"/p{i}", f'<a href="{other.url(f"/free{i}")}">x</a>', delay=1.5)
-    settings = {"ROBOTSASYNC_PACE": True, "DOWNLOAD_DELAY": 1.0}
-    urls = [paced.url(f"/p{i}") for i in range(4)]
-    meta = {url: {"follow_with_meta": {"dont_obey_robotstxt": True}} for url in urls}
-    crawl = run_crawl(tmp_path, urls, settings=settings, meta=meta)
-    assert len(crawl.scraped) == 8
-    gaps = _gaps(paced.times("/p"))
+    gaps = _following_pages_not_paced(paced, tmp_path, {"DOWNLOAD_DELAY": 1.0})
     assert min(gaps) >= 1.95, gaps
 
 
@@ -162,7 +151,7 @@ def test_autothrottle_still_speeds_a_paced_crawl_up(site: Site, tmp_path: Path) 
     crawl = run_crawl(tmp_path, [host.url(f"/p{i}") for i in range(8)], settings=settings)
     assert len(crawl.scraped) == 8
     pages = host.times("/p")
-    gaps = _gaps(pages)
+    gaps = gaps_between(pages)
     assert pages[-1] - pages[0] < 3.5, gaps
     assert gaps[0] >= 0.4, gaps  # AutoThrottle still spaces them
 
@@ -180,16 +169,11 @@ def test_a_download_slots_jitter_is_turned_off_too(site: Site, tmp_path: Path) -
         "DOWNLOAD_SLOTS": {"127.0.0.1": {"delay": 1.0, "jitter": 0.5}},
         "ROBOTSASYNC_STORE": str(tmp_path / "shared.sqlite"),
     }
-    for n in (1, 2):
-        (tmp_path / str(n)).mkdir()
     starts = {n: [host.url(f"/c{n}/p{i}") for i in range(4)] for n in (1, 2)}
-    with ThreadPoolExecutor(2) as pool:
-        crawls = list(
-            pool.map(lambda n: run_crawl(tmp_path / str(n), starts[n], settings=settings), (1, 2))
-        )
+    crawls = run_crawls_at_once(tmp_path, starts, settings=settings)
     assert [len(crawl.scraped) for crawl in crawls] == [4, 4]
     (robots,) = host.times("/robots.txt")
-    gaps = _gaps([robots, *host.times("/c")])
+    gaps = gaps_between([robots, *host.times("/c")])
     assert min(gaps) >= 0.95, gaps
 
 
