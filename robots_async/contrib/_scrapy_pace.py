@@ -10,7 +10,8 @@ The shared turn replaces the Crawl-delay raise of the download slot (which would
 request up to a Crawl-delay after its turn, onto another process's next turn: measured,
 two crawls' requests 0.01 s apart). The slot's own delay (DOWNLOAD_DELAY, a
 DOWNLOAD_SLOTS entry's; not AutoThrottle's, see ``_slot_delay``) is part of each
-request's interval, so it is the fleet's floor, and the slots of a paced crawl send at
+request's interval, so it is the fleet's floor (up to the cap of every interval,
+ROBOTSASYNC_MAX_CRAWL_DELAY), and the slots of a paced crawl send at
 that delay without jitter: a jittered delay (0.5-1.5x) sent a page after its turn, and
 the next page at its own, closer than the interval (Crawl-delay 1, DOWNLOAD_DELAY 1:
 gaps of 0.63-0.93 s in one process, 0.10-0.32 s between two crawls). A request still
