@@ -9,14 +9,11 @@ the origin, for this process and every other one, before the retry takes its tur
 The shared turn replaces the Crawl-delay raise of the download slot (which would send a
 request up to a Crawl-delay after its turn, onto another process's next turn: measured,
 two crawls' requests 0.01 s apart). The slot's own delay (DOWNLOAD_DELAY, a
-DOWNLOAD_SLOTS entry's; not AutoThrottle's, see ``_slot_delay``) is part of each
-request's interval, so it is the fleet's floor (up to the cap of every interval,
-ROBOTSASYNC_MAX_CRAWL_DELAY), and the slots of a paced crawl send at
-that delay without jitter: a jittered delay (0.5-1.5x) sent a page after its turn, and
-the next page at its own, closer than the interval (Crawl-delay 1, DOWNLOAD_DELAY 1:
-gaps of 0.63-0.93 s in one process, 0.10-0.32 s between two crawls). A request still
-goes later than its turn when its slot sent another request (not paced, or another
-origin of its host) within its delay, or has CONCURRENT_REQUESTS_PER_DOMAIN requests in
+DOWNLOAD_SLOTS entry's; not AutoThrottle's) is part of each request's interval, so it
+is the fleet's floor (up to ROBOTSASYNC_MAX_CRAWL_DELAY, the cap of every interval),
+and a paced crawl's slots send without jitter (``_scrapy_slots``). A request still goes
+later than its turn when its slot sent another request (not paced, or another origin
+of its host) within its delay, or has CONCURRENT_REQUESTS_PER_DOMAIN requests in
 flight; sent then, it brought the next page of its unit, sent at its own turn, closer
 than the interval (behind a 2.5 s page, Crawl-delay 1: 0.001 s). So the send-time check
 below also keeps a paced request an interval after its unit's last page sent by this
@@ -66,6 +63,7 @@ from ..checker.pacing import (
 )
 from ..core.agent import product_token
 from ..core.errors import RobotsError
+from ._scrapy_slots import PacedSlots
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -147,10 +145,7 @@ class ScrapyPacing:
                 "ROBOTSASYNC_PACE without ROBOTSASYNC_REDIS_URL or a SQLite store "
                 "(ROBOTSASYNC_STORE / JOBDIR) paces this process only"
             )
-        #: AutoThrottle moves its slots' delays as responses come: left to the slots.
-        self._autothrottle = crawler.settings.getbool("AUTOTHROTTLE_ENABLED")
-        #: Whether a slot's jitter was turned off (or could not be) and logged so.
-        self._told_jitter = False
+        self._slots = PacedSlots(crawler)
         #: Loop time of the last paced page sent, by unit (see :meth:`_late_at_send`).
         self._last_sent: dict[str, float] = {}
         self._prune_at = _LAST_SENT_KEPT
@@ -189,7 +184,7 @@ class ScrapyPacing:
             )
         self._install()
         unit = pace_unit(origin, self._pacer.settings.pace_by)
-        delay = max(robots_delay(entry.robots, product_token(agent)), self._slot_delay(request))
+        delay = max(robots_delay(entry.robots, product_token(agent)), self._slots.delay(request))
         with self._waiting.waiting(request):
             await self._recorded_first(unit)
             try:
@@ -201,60 +196,12 @@ class ScrapyPacing:
                 return False
         # Again: Scrapy drops a slot idle for 60 s (a long wait's own slot) and makes it
         # anew, with a DOWNLOAD_SLOTS entry's own jitter.
-        self._slot_delay(request)
+        self._slots.delay(request)
         request.meta[PACE_META] = (unit, delay, asyncio.get_running_loop().time())
         self._inc("robotsasync/pace/waits")
         if slept > 0:
             self._inc("robotsasync/pace/delayed")
         return True
-
-    def _slot_delay(self, request: Request) -> float:
-        """The delay of ``request``'s download slot (DOWNLOAD_DELAY, a DOWNLOAD_SLOTS
-        entry's, a spider's ``download_delay``), its jitter turned off (see the
-        module). 0 under AutoThrottle: its delay, read as a request began to wait,
-        held the crawl at its start delay (every start request waits at once, and a
-        turn keeps the interval it was taken with: 8 pages 1.0 s apart where
-        AutoThrottle halved its delay from 1 s after each); its slot still applies it
-        in this process, and DOWNLOAD_DELAY, its floor, is the turn's."""
-        slot = self._slot(request)
-        if slot is None:
-            return 0.0
-        if slot.jitter:
-            slot.jitter = 0.0
-            if not self._told_jitter:
-                self._told_jitter = True
-                logger.info(
-                    "robots_async: ROBOTSASYNC_PACE sends the requests of its download "
-                    "slots at their delay without jitter (DOWNLOAD_DELAY_JITTER): a "
-                    "random delay after a turn sent pages closer than the site's interval"
-                )
-        if self._autothrottle:
-            return 0.0
-        return max(0.0, float(slot.delay))
-
-    def _slot(self, request: Request) -> Any:
-        """``request``'s download slot in Scrapy's downloader, made now if it is not
-        yet, as the downloader makes it (DOWNLOAD_SLOTS, AutoThrottle's start delay):
-        a crawl's first requests begin to wait before any is sent, and their turns need
-        its delay. None where this Scrapy has no such slots (warned once)."""
-        try:
-            engine: Any = self._crawler.engine
-            downloader: Any = engine.downloader
-        except (AttributeError, RuntimeError):
-            return None  # not crawling yet (Scrapy 2.19 raises then)
-        made = getattr(downloader, "_get_slot", None)
-        found = made(request) if callable(made) else None
-        slot = found[1] if isinstance(found, tuple) and len(found) == 2 else None
-        if hasattr(slot, "jitter") and hasattr(slot, "delay"):
-            return slot
-        if not self._told_jitter:
-            self._told_jitter = True
-            logger.warning(
-                "robots_async: Scrapy's download slots have no delay and jitter here; "
-                "a slot's random delay can send a paced request after its turn, closer "
-                "than the interval to the next one"
-            )
-        return None
 
     async def _after_robots_txt(self, entry: CacheEntry, delay: float) -> float:
         """Sleep until an interval has passed since the origin's robots.txt was
@@ -377,11 +324,7 @@ class ScrapyPacing:
             return
         self._wrap_close(engine)
         downloader: Any = getattr(engine, "downloader", None)
-        if getattr(downloader, "_jitter", None):
-            # The jitter of the slots made from now on (DOWNLOAD_DELAY_JITTER): a slot
-            # made for robots.txt set its next send at a jittered delay before any
-            # paced request could turn it off (a first page went 0.6 s after its turn).
-            downloader._jitter = 0.0
+        PacedSlots.steady(downloader)
         handlers: Any = getattr(downloader, "handlers", None)
         send: Callable[[Request], Awaitable[Response]] | None = getattr(
             handlers, "download_request_async", None
