@@ -48,6 +48,7 @@ import asyncio
 import logging
 import secrets
 import time
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -86,9 +87,6 @@ logger = logging.getLogger("robots_async.contrib.scrapy")
 PACE_META = "_robotsasync_pace"
 #: ``request.meta`` key: the loop time a paced request went to the download handler.
 _SENT_META = "_robotsasync_sent"
-#: Units whose last send is kept at least, before the ones older than any interval
-#: are dropped.
-_LAST_SENT_KEPT = 4096
 #: ``request.meta`` key of a request handed back at close (see :meth:`ScrapyPacing.wait`).
 _HELD_META = "_robotsasync_held_at_close"
 
@@ -146,9 +144,9 @@ class ScrapyPacing:
                 "(ROBOTSASYNC_STORE / JOBDIR) paces this process only"
             )
         self._slots = PacedSlots(crawler)
-        #: Loop time of the last paced page sent, by unit (see :meth:`_late_at_send`).
-        self._last_sent: dict[str, float] = {}
-        self._prune_at = _LAST_SENT_KEPT
+        #: Loop time of the last paced page sent, by unit, oldest send first (see
+        #: :meth:`_late_at_send`).
+        self._last_sent: OrderedDict[str, float] = OrderedDict()
         #: Whether the send-time check is in Scrapy's download handlers (None: not tried).
         self._installed: bool | None = None
         crawler.signals.connect(self._downloaded, signal=signals.response_downloaded)
@@ -281,14 +279,15 @@ class ScrapyPacing:
                 await asyncio.sleep(short)
         now = loop.time()
         request.meta[_SENT_META] = now
-        self._last_sent[unit] = now
-        if len(self._last_sent) > self._prune_at:
-            # Only a unit sent within its interval matters (at most the largest one).
-            # The next pass waits for twice the units kept: a broad crawl sending to
-            # more than _LAST_SENT_KEPT units within that time would pay a pass per send.
-            horizon = now - self._pacer.settings.max_delay
-            self._last_sent = {u: t for u, t in self._last_sent.items() if t > horizon}
-            self._prune_at = max(_LAST_SENT_KEPT, 2 * len(self._last_sent))
+        sent = self._last_sent
+        sent[unit] = now
+        sent.move_to_end(unit)  # loop times only grow: the oldest send stays first
+        # Only a unit sent within its interval matters (at most the longest one): the
+        # older sends go from the front, O(1) each (a table pruned by whole passes
+        # needed a threshold, or it paid a pass per send in a broad crawl).
+        horizon = now - self._pacer.settings.max_delay
+        while sent and next(iter(sent.values())) <= horizon:
+            sent.popitem(last=False)
 
     def rescheduled(self, request: Request, exception: BaseException) -> Request | None:
         """The request again, to take a new turn, if ``exception`` is its
