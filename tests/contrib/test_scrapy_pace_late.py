@@ -159,9 +159,11 @@ def test_autothrottle_still_speeds_a_paced_crawl_up(site: Site, tmp_path: Path) 
 def test_a_download_slots_jitter_is_turned_off_too(site: Site, tmp_path: Path) -> None:
     """Two crawls sharing a SQLite store; the host's DOWNLOAD_SLOTS entry has a delay
     of 1 s and its own jitter (0.5), which DOWNLOAD_DELAY_JITTER does not govern; the
-    site asks 1 s. The slot is made by robots.txt's request with that jitter, and
-    turned off by the first paced request: the fleet's pages 1 s apart or more
-    (three runs: smallest gaps 0.997-0.998 s)."""
+    site asks 1 s. The entry's jitter is turned off as the spider opens, before
+    robots.txt's request makes the slot: the fleet's pages 1 s apart or more. Turned
+    off by the first paced request only, robots.txt's send had already set the slot's
+    next send at a jittered delay: a CI run failed at 0.836 s (three local runs had
+    passed, 0.997-0.998 s)."""
     host = site.host()
     host.serve("/robots.txt", CRAWL_DELAY_SITE)
     settings = {
