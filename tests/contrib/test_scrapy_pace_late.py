@@ -82,7 +82,7 @@ def test_a_request_not_paced_in_the_slot_does_not_send_pages_in_a_burst(
 
 
 @pytest.mark.xfail(
-    strict=True,
+    strict=False,  # the two crawls' interleaving decides it: it passed in one CI run
     reason="a page its slot held past its turn is kept an interval after this "
     "process's last page of the origin only; another process's next turn is not moved",
 )
