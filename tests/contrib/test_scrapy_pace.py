@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import itertools
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import pytest
 from aiohttp import web
 
-from .conftest import run_crawl
+from .conftest import run_crawl, run_crawls_at_once
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -41,15 +40,8 @@ def test_two_crawls_sharing_redis_take_turns_on_a_crawl_delay_site(
         "ROBOTSASYNC_REDIS_PREFIX": f"pace-{uuid.uuid4().hex}",
         "ROBOTSASYNC_PACE": True,
     }
-    starts = [[host.url(f"/crawl{n}/page{i}") for i in range(4)] for n in (1, 2)]
-    for n in (1, 2):
-        (tmp_path / str(n)).mkdir()
-    with ThreadPoolExecutor(2) as pool:
-        crawls = list(
-            pool.map(
-                lambda n: run_crawl(tmp_path / str(n), starts[n - 1], settings=settings), (1, 2)
-            )
-        )
+    starts = {n: [host.url(f"/crawl{n}/page{i}") for i in range(4)] for n in (1, 2)}
+    crawls = run_crawls_at_once(tmp_path, starts, settings=settings)
     times = host.times("/crawl")
     assert len(times) == 8
     assert min(gaps(times)) >= 0.8, gaps(times)

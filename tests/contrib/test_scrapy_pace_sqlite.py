@@ -5,13 +5,12 @@ that asks no delay alone, and a 429 seen by one crawl holds the other."""
 from __future__ import annotations
 
 import itertools
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from aiohttp import web
 
-from .conftest import run_crawl
+from .conftest import run_crawls_at_once
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -29,12 +28,7 @@ def two_crawls(tmp_path: Path, starts: list[list[str]], pace: bool = True) -> li
     """Two crawler processes at once, sharing one SQLite store file."""
     settings: dict[str, Any] = {**FAST, "ROBOTSASYNC_STORE": str(tmp_path / "shared.sqlite")}
     settings["ROBOTSASYNC_PACE"] = pace
-    for n in (0, 1):
-        (tmp_path / str(n)).mkdir()
-    with ThreadPoolExecutor(2) as pool:
-        return list(
-            pool.map(lambda n: run_crawl(tmp_path / str(n), starts[n], settings=settings), (0, 1))
-        )
+    return run_crawls_at_once(tmp_path, dict(enumerate(starts)), settings=settings)
 
 
 @pytest.mark.scenario

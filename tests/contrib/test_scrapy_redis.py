@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import pytest
 
-from .conftest import run_crawl
+from .conftest import run_crawls_at_once
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -28,12 +27,7 @@ def test_two_crawls_share_each_robots_txt_fetch(site: Site, tmp_path: Path, redi
         "ROBOTSASYNC_REDIS_URL": redis_url,
         "ROBOTSASYNC_REDIS_PREFIX": f"scrapy-{uuid.uuid4().hex}",
     }
-    for n in (1, 2):
-        (tmp_path / str(n)).mkdir()
-    with ThreadPoolExecutor(2) as pool:
-        crawls = list(
-            pool.map(lambda n: run_crawl(tmp_path / str(n), starts, settings=settings), (1, 2))
-        )
+    crawls = run_crawls_at_once(tmp_path, {1: starts, 2: starts}, settings=settings)
     robots_requests = sum(host.count("/robots.txt") for host in hosts)
     assert robots_requests == len(hosts)
     fetches = sum(c.stat("robotsasync/cache/fetches") for c in crawls)
