@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -390,8 +392,16 @@ class LocalCluster:
 
     def start(self) -> None:
         """Start every node, join them into a cluster, wait until it serves all slots."""
+        self.start_nodes()
+        self.join()
+
+    def start_nodes(self) -> None:
+        """Start every node (each answers PING on its port)."""
         for node in self.nodes:
             node.start()
+
+    def join(self) -> None:
+        """Join the started nodes into a cluster; wait until it serves all slots."""
         cli = shutil.which("redis-cli")
         if cli is None:
             raise RuntimeError("redis-cli is not on PATH")
@@ -479,13 +489,32 @@ class LocalCluster:
             node.stop()
 
 
+@contextlib.contextmanager
+def _cluster_ports_lock() -> Iterator[None]:
+    """Held by one process of the machine at a time (an exclusive flock on a file of
+    the temporary directory), from picking a cluster's ports until its nodes listen
+    on them: pytest-xdist workers' process ids are next to each other, so two workers
+    picking at once picked the same free ports (see test_cluster_ports.py)."""
+    path = Path(tempfile.gettempdir()) / "robots_async-tests-cluster-ports.lock"
+    descriptor = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
+
+
 def start_cluster(binary: str, directory: Path, replicas: int = 0) -> LocalCluster:
     """A started :class:`LocalCluster`; skip (fail under CI) if it cannot start."""
-    cluster = LocalCluster(binary, directory, replicas=replicas)
+    cluster: LocalCluster | None = None
     try:
-        cluster.start()
+        with _cluster_ports_lock():
+            cluster = LocalCluster(binary, directory, replicas=replicas)
+            cluster.start_nodes()
+        cluster.join()
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
-        cluster.stop()
+        if cluster is not None:
+            cluster.stop()
         reason = f"cannot start a local Redis Cluster: {exc}"
         if os.environ.get("CI"):
             pytest.fail(f"{reason}: CI must run the cluster tests", pytrace=False)
