@@ -17,7 +17,7 @@ from aiohttp import web
 import robots_async as ra
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 
     Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -183,11 +183,13 @@ async def raw_server() -> AsyncIterator[Callable[[bytes], Awaitable[str]]]:
 
 
 @pytest.fixture
-def free_port() -> int:
-    """A port on 127.0.0.1 nobody listens on (bound, then released)."""
+def free_port() -> Iterator[int]:
+    """A port on 127.0.0.1 nobody listens on: bound, not listening (a connection is
+    refused), and held for the test, so no other test process (pytest-xdist) can
+    listen on it meanwhile; released, it was free for any."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        yield int(sock.getsockname()[1])
 
 
 class FakeClock:

@@ -479,10 +479,10 @@ async def test_fetch_redirect_chain(serve: Serve, capsys: pytest.CaptureFixture[
 
 def test_fetch_connection_refused(capsys: pytest.CaptureFixture[str]) -> None:
     """Nothing listening: exit 1, error kind connect, no status."""
-    with socket.socket() as sock:
+    with socket.socket() as sock:  # bound, not listening: refused, and no one else's
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    code = main(["--timeout", "5", "fetch", "--json", f"http://127.0.0.1:{port}/"])
+        code = main(["--timeout", "5", "fetch", "--json", f"http://127.0.0.1:{port}/"])
     record = json.loads(capsys.readouterr().out)
     assert code == 1
     assert (record["status"], record["error"], record["category"]) == (
