@@ -17,8 +17,7 @@ of its host) within its delay, or has CONCURRENT_REQUESTS_PER_DOMAIN requests in
 flight; sent then, it brought the next page of its unit, sent at its own turn, closer
 than the interval (behind a 2.5 s page, Crawl-delay 1: 0.001 s). So the send-time check
 below also keeps a paced request an interval after its unit's last page sent by this
-process (``_late_at_send``), and with a shared store a request held past its turn takes
-a new one (another process's next turn may be near). Since
+process (``_late_at_send``); another process's late page can still come closer. Since
 the slot's delay follows robots.txt's request too, an origin's first turn is taken an
 interval after its robots.txt was fetched (see ``_after_robots_txt``).
 
@@ -263,24 +262,11 @@ class ScrapyPacing:
         sends the request back for a new turn (:class:`LateAtSendError`): sleeping
         it out would hold the slot, the host's, for up to an interval.
 
-        With a shared store, a request held RECHECK_AFTER or more past its turn
-        takes a new one too, whatever this process sent: the turn after its own may
-        be another process's, which this one cannot see (two crawls sharing SQLite,
-        slow pages not paced in the slot, Crawl-delay 1: pages 0.48-0.51 s apart).
-        So a page of the fleet goes within RECHECK_AFTER of its turn, and turns are
-        an interval apart.
-
         :raises LateAtSendError: the request must not be sent now.
         """
-        unit, delay, turn = request.meta[PACE_META]
+        unit, delay, _ = request.meta[PACE_META]
         interval = self._pacer.settings.rule(delay).interval
         loop = asyncio.get_running_loop()
-        held = loop.time() - turn
-        if self._pacer.shared and held >= RECHECK_AFTER:
-            raise LateAtSendError(
-                f"{request.url}: held {held:.3f} s past its turn, which may be close to "
-                "another process's next one; a new turn"
-            )
         last = self._last_sent.get(unit)
         if last is not None:
             short = last + interval - loop.time()

@@ -82,49 +82,23 @@ def test_a_request_not_paced_in_the_slot_does_not_send_pages_in_a_burst(
     assert min(gaps) >= 0.95, gaps
 
 
-def test_two_crawls_with_requests_not_paced_in_the_slot_keep_the_sites_interval(
-    site: Site, tmp_path: Path
-) -> None:
-    """Two crawls sharing a SQLite store, three pages each of a Crawl-delay 1 origin,
-    each page linking to a slow page (2.5 s) of another origin of the host followed
-    with ``dont_obey_robotstxt``, CONCURRENT_REQUESTS_PER_DOMAIN 1. A page one crawl's
-    slot holds past its turn must not land near the other crawl's next turn: it takes
-    a new turn unless it goes within RECHECK_AFTER (0.25 s) of its own, so the fleet's
-    pages are at least 0.75 s apart. Smallest gap of the fleet: 0.002, 0.503, 0.002 s
-    on e940deb; 0.483, 0.491, 0.512 s with the one-process check (three runs each; the
-    crawls' interleaving decides, and it passed in one CI run: the test above is the
-    deterministic one). Now 0.998-1.0 s (three runs), every page crawled."""
-    paced, other = site.host(), site.host()
-    paced.serve("/robots.txt", CRAWL_DELAY_SITE)
-    for n in (1, 2):
-        _linking(paced, other, 3, prefix=f"/c{n}/p")
-    settings = {
-        "ROBOTSASYNC_PACE": True,
-        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
-        "ROBOTSASYNC_STORE": str(tmp_path / "shared.sqlite"),
-    }
-    starts = {n: [paced.url(f"/c{n}/p{i}") for i in range(3)] for n in (1, 2)}
-    meta = {
-        url: {"follow_with_meta": {"dont_obey_robotstxt": True}}
-        for urls in starts.values()
-        for url in urls
-    }
-    crawls = run_crawls_at_once(tmp_path, starts, settings=settings, meta=meta)
-    assert [len(crawl.scraped) for crawl in crawls] == [6, 6]
-    gaps = gaps_between(paced.times("/c"))
-    assert min(gaps) >= 0.75, gaps
-
-
-def test_a_late_page_takes_a_new_turn_rather_than_the_other_crawls(
+@pytest.mark.xfail(
+    strict=False,  # the crawls' interleaving could still spare it (3 of 3 runs failed)
+    reason="a page its slot held past its turn is kept an interval after this "
+    "process's last page of the origin only; another process's next turn is not moved",
+)
+def test_a_late_page_of_one_crawl_keeps_the_other_crawls_interval(
     site: Site, tmp_path: Path
 ) -> None:
     """Two crawls sharing a SQLite store, Crawl-delay 1, CONCURRENT_REQUESTS_PER_DOMAIN
     1. Crawl 1's first page links to a page of another origin of the host (its slot),
     answered in 3.5 s and followed with ``dont_obey_robotstxt``; its second page's turn
-    comes while that page holds the slot. Crawl 2 sends five pages, at every other
-    turn. Sent as the slot frees, crawl 1's second page went about 0.5 s before crawl
-    2's next turn: smallest gap 0.481-0.490 s (three runs, the one-process check). It
-    takes a new turn instead (``late_at_send``): 0.996-0.997 s (two runs)."""
+    comes while that page holds the slot. Crawl 2 sends five pages, at the other
+    turns. Sent as the slot frees, crawl 1's second page goes about 0.5 s before crawl
+    2's next page: smallest gap 0.481-0.490 s (three runs). 2df9079 sent a page held
+    0.25 s past its turn back for a new one (0.996-0.997 s here), and was reverted: it
+    starved an origin sharing its slot (the test below). The fix left: the store
+    records sends, and a late send moves the next turn."""
     paced, other = site.host(), site.host()
     paced.serve("/robots.txt", CRAWL_DELAY_SITE)
     paced.serve("/c1/p0", f'<a href="{other.url("/slow")}">x</a>')
@@ -143,12 +117,6 @@ def test_a_late_page_takes_a_new_turn_rather_than_the_other_crawls(
     assert min(gaps) >= 0.95, gaps
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="2df9079: with a shared store, an origin whose turns fall on those of another "
-    "origin of its host (the slot's DOWNLOAD_DELAY holds it) never sends while the other "
-    "has pages",
-)
 def test_two_origins_of_a_host_with_robots_txt_in_the_store_share_the_slot(
     site: Site, tmp_path: Path
 ) -> None:
@@ -156,11 +124,11 @@ def test_two_origins_of_a_host_with_robots_txt_in_the_store_share_the_slot(
     download slot), Crawl-delay 1 each, DOWNLOAD_DELAY 0.5, six pages each; their
     robots.txt are in the store already (an earlier run), so both origins' first turns
     come at once and every later turn of each falls on the other's. The slot sends one
-    origin's page and holds the other's 0.5 s, past RECHECK_AFTER: on 2df9079 that
-    page takes a new turn, which falls on the other origin's again. Measured: origin B's
-    six pages all went after origin A's last (A 1.0-6.0 s, B 7.0-12.0 s, 12.2 s in all,
-    late_at_send 6); with the one-process check (86965ee) they interleaved, B 0.5 s
-    after A (6.6 s in all). A crawl that keeps finding pages of A starves B."""
+    origin's page and holds the other's 0.5 s. They must interleave. On 2df9079 (a
+    page held RECHECK_AFTER past its turn took a new one, which fell on the other
+    origin's again), origin B's six pages all went after origin A's last (A 1.0-6.0 s,
+    B 7.0-12.0 s, 12.2 s in all, late_at_send 6): a crawl that kept finding pages of A
+    starved B. With the one-process check they interleave, B 0.5 s after A (6.6 s)."""
     first, second = site.host(), site.host()
     for host in (first, second):
         host.serve("/robots.txt", CRAWL_DELAY_SITE)
@@ -177,7 +145,7 @@ def test_two_origins_of_a_host_with_robots_txt_in_the_store_share_the_slot(
     assert len(crawl.scraped) == 12
     early, late = sorted((first.times("/p"), second.times("/p")))
     # The origins share the slot: the later one's first page before the other's last.
-    assert late[0] < early[-1], (early, late, crawl.stat("robotsasync/pace/late_at_send"))
+    assert late[0] < early[-1], (early, late)
 
 
 def test_a_download_delay_with_a_request_not_paced_keeps_the_sites_interval(
