@@ -103,12 +103,33 @@ class RedisServer:
         with self.log.open("ab") as log:
             self._proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_TIMEOUT
-        while not self.ping():
+        # Ours answering, not just a server on the port: a port picked free a moment
+        # ago can be taken by another pytest-xdist worker's server, and ours then
+        # exits ("Address already in use") while the other answers PING.
+        while self._answering_pid() != self._proc.pid:
             if self._proc.poll() is not None or time.monotonic() > deadline:
                 self.stop()
                 tail = self.log.read_text(errors="replace")[-2000:]
                 raise RuntimeError(f"redis-server on port {self.port} did not start:\n{tail}")
             time.sleep(0.02)
+
+    def _answering_pid(self) -> int | None:
+        """The process id of the server answering on ``self.port`` (INFO), or None."""
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1.0) as sock:
+                sock.sendall(b"INFO server\r\n")
+                reply = b""
+                while b"process_id:" not in reply or not reply.endswith(b"\r\n\r\n"):
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        break
+                    reply += chunk
+        except OSError:
+            return None
+        for line in reply.split(b"\r\n"):
+            if line.startswith(b"process_id:"):
+                return int(line.partition(b":")[2])
+        return None
 
     def ping(self) -> bool:
         """True if the server answers PING with PONG."""
