@@ -323,7 +323,7 @@ class ScrapyPacing:
             return
         self._wrap_close(engine)
         downloader: Any = getattr(engine, "downloader", None)
-        PacedSlots.steady(downloader)
+        self._slots.steady(downloader)
         handlers: Any = getattr(downloader, "handlers", None)
         send: Callable[[Request], Awaitable[Response]] | None = getattr(
             handlers, "download_request_async", None

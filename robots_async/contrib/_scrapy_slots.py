@@ -30,23 +30,39 @@ class PacedSlots:
         self._crawler = crawler
         #: AutoThrottle moves its slots' delays as responses come: left to the slots.
         self._autothrottle = crawler.settings.getbool("AUTOTHROTTLE_ENABLED")
-        #: Whether a slot's jitter was turned off (or could not be), and logged so.
+        #: Whether the jitter turned off was logged, and the slots missing warned of.
         self._told = False
+        self._warned = False
 
-    @staticmethod
-    def steady(downloader: Any) -> None:
+    def steady(self, downloader: Any) -> None:
         """Turn off the jitter of the slots ``downloader`` makes from now on (its
         default, DOWNLOAD_DELAY_JITTER, and each DOWNLOAD_SLOTS entry's own), as the
         spider opens: a slot made for robots.txt set its next send at a jittered
         delay before any paced request could turn it off (a first page went 0.6 s
         after its turn; with an entry's own jitter, two crawls' pages 0.84 s apart)."""
+        turned_off = False
         if getattr(downloader, "_jitter", None):
             downloader._jitter = 0.0
+            turned_off = True
         entries = getattr(downloader, "per_slot_settings", None)
         if isinstance(entries, dict):
             for entry in entries.values():
-                if isinstance(entry, dict):
+                if isinstance(entry, dict) and entry.get("jitter", True):
                     entry["jitter"] = 0.0  # read before the deprecated randomize_delay
+                    turned_off = True
+        if turned_off:
+            self._tell_jitter_off()
+
+    def _tell_jitter_off(self) -> None:
+        """Log, once, that the slots send without jitter (the user set it, or its
+        default is on)."""
+        if not self._told:
+            self._told = True
+            logger.info(
+                "robots_async: ROBOTSASYNC_PACE sends the requests of its download "
+                "slots at their delay without jitter (DOWNLOAD_DELAY_JITTER): a "
+                "random delay after a turn sent pages closer than the site's interval"
+            )
 
     def delay(self, request: Request) -> float:
         """The delay of ``request``'s download slot (DOWNLOAD_DELAY, a DOWNLOAD_SLOTS
@@ -60,14 +76,8 @@ class PacedSlots:
         if slot is None:
             return 0.0
         if slot.jitter:
-            slot.jitter = 0.0  # a DOWNLOAD_SLOTS entry's own, or a slot made anew
-            if not self._told:
-                self._told = True
-                logger.info(
-                    "robots_async: ROBOTSASYNC_PACE sends the requests of its download "
-                    "slots at their delay without jitter (DOWNLOAD_DELAY_JITTER): a "
-                    "random delay after a turn sent pages closer than the site's interval"
-                )
+            slot.jitter = 0.0  # a slot made before the spider opened (steady())
+            self._tell_jitter_off()
         if self._autothrottle:
             return 0.0
         return max(0.0, float(slot.delay))
@@ -87,8 +97,8 @@ class PacedSlots:
         slot = found[1] if isinstance(found, tuple) and len(found) == 2 else None
         if hasattr(slot, "jitter") and hasattr(slot, "delay"):
             return slot
-        if not self._told:
-            self._told = True
+        if not self._warned:
+            self._warned = True
             logger.warning(
                 "robots_async: Scrapy's download slots have no delay and jitter here; "
                 "a slot's random delay can send a paced request after its turn, closer "
