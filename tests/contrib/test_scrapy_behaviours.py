@@ -25,11 +25,11 @@ import robots_async as ra
 from robots_async.contrib.scrapy import RobotParser, classify_scrapy_error
 
 from ..helpers import HTML_PAGE, bytes_kept_by
+from ..servers import free_port  # noqa: F401 (a fixture: found by name)
 from .conftest import SCRAPY_UA, run_crawl
 from .scrapy_cli import runspider
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
     from .conftest import Site
@@ -263,24 +263,16 @@ def test_redirected_robots_txt_counts_one_response(site: Site, tmp_path: Path) -
     assert result.stat("robotstxt/response_status_count/301") == 0
 
 
-@pytest.fixture
-def closed_port() -> Iterator[int]:
-    """A loopback port nobody listens on: bound, not listening (a connection is
-    refused), and held for the test, so no other test process (pytest-xdist) can
-    listen on it meanwhile; released, it was free for any."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        yield int(sock.getsockname()[1])
-
-
 @pytest.mark.slow
 def test_connection_refused_fails_closed_and_is_named(
-    site: Site, tmp_path: Path, closed_port: int
+    site: Site,
+    tmp_path: Path,
+    free_port: int,  # noqa: F811 (the fixture imported above)
 ) -> None:
     """Deliberate difference: Scrapy allows a site whose robots.txt cannot be fetched;
     RFC 9309 §2.3.1.4 (and we) disallow it. The error is named by type ("connect"),
     counted under Scrapy's stat key, and its text is logged."""
-    port = closed_port
+    port = free_port
     healthy = site.host()
     urls = [f"http://127.0.0.1:{port}/page", healthy.url("/page")]
     result = run_crawl(tmp_path, urls, settings=QUIET)
