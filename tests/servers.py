@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import re
+import selectors
 import socket
+import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -18,6 +21,7 @@ import robots_async as ra
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+    from pathlib import Path
 
     Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -36,6 +40,7 @@ __all__ = [
     "make_server",
     "raw_server",
     "server",
+    "start_http_server",
 ]
 
 USER_AGENT = "PipelineBot/1.0 (+https://example.test/bot)"
@@ -190,6 +195,27 @@ def free_port() -> Iterator[int]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         yield int(sock.getsockname()[1])
+
+
+def start_http_server(
+    command: list[str], cwd: Path, stderr: int | None = subprocess.DEVNULL
+) -> tuple[subprocess.Popen[str], int]:
+    """Start ``command``, a ``python -m http.server 0 ...`` run unbuffered (``-u``), and
+    return it with the port it bound, read from its first line. Port 0 lets the kernel
+    pick: a port picked free and then passed to the server could be taken meanwhile by
+    another test process (pytest-xdist workers run at once)."""
+    proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=stderr, text=True)
+    assert proc.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        ready = selector.select(timeout=10)
+    line = proc.stdout.readline() if ready else ""
+    found = re.search(r" port (\d+) ", line)
+    if found is None:
+        proc.kill()
+        proc.wait(timeout=10)
+        raise AssertionError(f"http.server did not say its port: {line!r}")
+    return proc, int(found[1])
 
 
 class FakeClock:

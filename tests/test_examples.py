@@ -2,39 +2,16 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from .servers import start_http_server
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _wait_for(port: int) -> None:
-    """Return once something listens on 127.0.0.1:``port`` (10 s at most)."""
-    deadline = time.monotonic() + 10
-    while not _listening(port):
-        assert time.monotonic() < deadline, f"nothing listens on port {port}"
-        time.sleep(0.05)
-
-
-def _listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-    except OSError:
-        return False
-    return True
 
 
 def _run(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
@@ -76,19 +53,16 @@ def test_demo_prints_a_human_summary() -> None:
 
 def test_async_crawler_runs_offline() -> None:
     """async_crawler.py against examples/ served on 127.0.0.1, as its docstring says."""
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
-        cwd=EXAMPLES,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    server, port = start_http_server(
+        [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"], EXAMPLES
     )
-    try:
-        _wait_for(port)
-        result = _run("examples/async_crawler.py", f"http://127.0.0.1:{port}/", "--max-pages", "3")
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    with server:  # (closes its output pipe and waits for it)
+        try:
+            result = _run(
+                "examples/async_crawler.py", f"http://127.0.0.1:{port}/", "--max-pages", "3"
+            )
+        finally:
+            server.terminate()
     assert result.returncode == 0, result.stderr
     assert f"200      http://127.0.0.1:{port}/" in result.stdout
     assert "fetched 3" in result.stdout

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import shlex
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+
+from ..servers import start_http_server
 
 if TYPE_CHECKING:
     from .conftest import Site
@@ -60,21 +60,17 @@ def test_documented_offline_crawl_skips_the_disallowed_page(tmp_path: Path) -> N
     robots.txt disallows it for DemoBot), and never its own output file."""
     server, crawl = _documented_commands()
     assert server[server.index("--bind") + 1] == "127.0.0.1"
-    with socket.socket() as sock:  # a free port of 127.0.0.1
-        sock.bind(("127.0.0.1", 0))
-        port = str(sock.getsockname()[1])
+    # Port 0 (the kernel picks; read from the server's first line), -u to print it.
     server = [sys.executable if word == "python" else word for word in server]
-    server[server.index("8000")] = port
+    server[server.index("8000")] = "0"
+    server.insert(1, "-u")
+    http, bound = start_http_server(server, ROOT, stderr=subprocess.PIPE)
+    port = str(bound)
     out = tmp_path / "pages.jsonl"  # not in the project directory
     crawl = [str(out) if w == "pages.jsonl" else w.replace(":8000/", f":{port}/") for w in crawl]
     crawl = [sys.executable, "-m", *crawl, "-s", "REMOTE_CONTROL_ENABLED=False"]
-    with subprocess.Popen(server, cwd=ROOT, stderr=subprocess.PIPE, text=True) as http:
+    with http:
         try:
-            for _ in range(100):  # bounded wait for the server to listen
-                with socket.socket() as probe:
-                    if probe.connect_ex(("127.0.0.1", int(port))) == 0:
-                        break
-                time.sleep(0.05)
             proc = subprocess.run(
                 crawl, cwd=PROJECT, capture_output=True, text=True, timeout=60, check=False
             )

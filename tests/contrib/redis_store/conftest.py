@@ -48,6 +48,10 @@ def free_port() -> int:
         return port
 
 
+class _PortTakenError(RuntimeError):
+    """redis-server exited: its port was taken before it could bind it."""
+
+
 def redis_binary() -> str:
     """Path of redis-server; skip without it, but fail loudly under CI."""
     path = shutil.which("redis-server")
@@ -67,6 +71,9 @@ class RedisServer:
     ) -> None:
         self.binary = binary
         self.port = port or free_port()
+        #: Whether the port was picked here (free a moment ago): another may be picked
+        #: if it was taken before the server bound it.
+        self._picked = port is None
         self.log = log
         #: More redis-server options (e.g. cluster mode).
         self.extra = extra
@@ -84,7 +91,19 @@ class RedisServer:
         return self._proc.pid
 
     def start(self) -> None:
-        """Start the server on ``self.port`` and wait until it answers PING."""
+        """Start the server on ``self.port`` and wait until it answers PING. A port
+        picked here and taken meanwhile (another pytest-xdist worker's server or
+        socket bound it first) is picked again, twice at most; a restart keeps it."""
+        for attempt in range(3):
+            try:
+                self._start_once()
+                return
+            except _PortTakenError:  # noqa: PERF203 (three tries at most)
+                if not self._picked or attempt == 2:
+                    raise
+                self.port = free_port()
+
+    def _start_once(self) -> None:
         assert self._proc is None, "redis-server already running"
         command = [
             self.binary,
@@ -100,6 +119,7 @@ class RedisServer:
             "no",
             *self.extra,
         ]
+        start = self.log.stat().st_size if self.log.exists() else 0
         with self.log.open("ab") as log:
             self._proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_TIMEOUT
@@ -109,8 +129,11 @@ class RedisServer:
         while self._answering_pid() != self._proc.pid:
             if self._proc.poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                tail = self.log.read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"redis-server on port {self.port} did not start:\n{tail}")
+                with self.log.open("rb") as log:
+                    log.seek(start)
+                    tail = log.read().decode(errors="replace")[-2000:]
+                error = _PortTakenError if "Address already in use" in tail else RuntimeError
+                raise error(f"redis-server on port {self.port} did not start:\n{tail}")
             time.sleep(0.02)
 
     def _answering_pid(self) -> int | None:
