@@ -36,6 +36,9 @@ _ATTRIBUTE: Final = re.compile(
     rb"""[\s/]*([^\s/>][^\s/>=]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?"""
 )
 _SPACE: Final = re.compile(rb"[\s/]*")
+# What ends a comment begun by "<!--": "-->", or "--!>" (HTML tokenizer, "comment end
+# bang state"; see _comment_end for the empty ones).
+_COMMENT_END: Final = re.compile(rb"--!?>")
 _GT: Final = ord(">")
 _BOM: Final = b"\xef\xbb\xbf"
 _HTML_MARKERS: Final = (b"<!doctype html", b"<html", b"<head", b"<meta", b"<title", b"<body")
@@ -78,7 +81,7 @@ def scan_head(body: bytes, max_bytes: int = DEFAULT_HEAD_BYTES) -> HeadScan:
         if tag == b"meta":
             end = _meta(body, found.end(), limit, metas)
         elif tag is None or tag == b"!--":
-            end = _after(body, b"-->", found.end(), limit)
+            end = _comment_end(body, found.end(), limit)
         else:
             end = _end_tag(body, tag, found.end(), limit)
         if end < 0:  # the tag or the raw text runs past what we read
@@ -87,9 +90,17 @@ def scan_head(body: bytes, max_bytes: int = DEFAULT_HEAD_BYTES) -> HeadScan:
     return HeadScan(tuple(metas), truncated=cut)
 
 
-def _after(data: bytes, needle: bytes, start: int, limit: int) -> int:
-    at = data.find(needle, start, limit)
-    return -1 if at < 0 else at + len(needle)
+def _comment_end(data: bytes, start: int, limit: int) -> int:
+    """The offset after the comment whose ``<!--`` ends at ``start``, or -1: where a
+    browser ends it. ``<!-->`` and ``<!--->`` are empty comments (HTML tokenizer,
+    "abrupt-closing-of-empty-comment") and ``--!>`` closes one as ``-->`` does
+    ("incorrectly-closed-comment"): read to the next ``-->``, the real metas between
+    were hidden (a ``noindex`` not seen)."""
+    for closing in (b">", b"->"):
+        if data.startswith(closing, start, limit):
+            return start + len(closing)
+    found = _COMMENT_END.search(data, start, limit)
+    return -1 if found is None else found.end()
 
 
 def _end_tag(data: bytes, name: bytes, start: int, limit: int) -> int:

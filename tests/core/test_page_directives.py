@@ -153,6 +153,21 @@ META_CASES = [
         {"noai", "nofollow"},
     ),
     ("comment skipped", '<!-- <meta name="robots" content="noindex"> -->', "*", set()),
+    # Comments end where browsers end them (HTML tokenizer): "<!-->" and "<!--->" are
+    # empty comments, "--!>" closes one; read to the next "-->", they hid the meta.
+    ("empty comment <!-->", "<!--><meta name=robots content=noindex><!-- x -->", "*", {"noindex"}),
+    ("empty comment <!--->", "<!---><meta name=robots content=noai><!-- x -->", "*", {"noai"}),
+    ("comment closed by --!>", "<!-- x --!><meta name=robots content=noai><!-- -->", "*", {"noai"}),
+    ("comment <!---->", "<!----><meta name=robots content=noai>", "*", {"noai"}),
+    (
+        "conditional comment skipped",
+        (
+            "<!--[if IE]><meta name=robots content=noindex><![endif]--><!--[if !IE]><!-->"
+            "<meta name=robots content=noai><!--<![endif]-->"
+        ),
+        "*",
+        {"noai"},
+    ),
     (
         "script skipped",
         '<script>var s = "<meta name=robots content=noindex>";</script>',
