@@ -276,6 +276,39 @@ def test_bom_and_whitespace_before_html_still_look_like_html() -> None:
     assert page_directives([], body).noindex
 
 
+UTF16_HEAD = "<!DOCTYPE html><html><head><meta name=robots content=noai></head><body>été"
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("text/html", ("\ufeff" + UTF16_HEAD).encode("utf-16-le")),  # a BOM says it
+        ("text/html", ("\ufeff" + UTF16_HEAD).encode("utf-16-be")),
+        ("text/html; charset=UTF-16", UTF16_HEAD.encode("utf-16-le")),  # WHATWG: LE
+        ('text/html; charset="utf-16be"', UTF16_HEAD.encode("utf-16-be")),
+        ("text/html; charset=utf-8", ("\ufeff" + UTF16_HEAD).encode("utf-16-le")),  # BOM wins
+        (None, ("\ufeff" + UTF16_HEAD).encode("utf-16-le")),  # no Content-Type: sniffed
+    ],
+    ids=["bom le", "bom be", "charset utf-16", "charset utf-16be", "bom over charset", "sniffed"],
+)
+def test_a_utf16_page_is_read_as_browsers_decode_it(content_type: str | None, body: bytes) -> None:
+    # Browsers and search engines decode UTF-16 HTML (WHATWG encoding sniffing: the
+    # BOM, else the Content-Type charset); scanned as bytes, its metas went unseen.
+    headers = {} if content_type is None else {"Content-Type": content_type}
+    result = page_directives(headers, body)
+    assert result.body_scanned
+    assert result.noai
+
+
+def test_a_utf16_head_is_capped_in_its_own_bytes() -> None:
+    head = "<head>" + " " * 40_000 + "<meta name=robots content=noai></head>"
+    body = ("\ufeff" + head).encode("utf-16-le")  # 80 KB: the meta past the 64 KB cap
+    result = page_directives(HTML, body)
+    assert not result.noai
+    assert result.head_truncated
+    assert page_directives(HTML, body, max_head_bytes=len(body)).noai
+
+
 def test_header_and_meta_combine_most_restrictive() -> None:
     result = page_directives(
         {"X-Robots-Tag": "noindex", "Content-Type": "text/html"},
@@ -500,3 +533,12 @@ def test_a_meta_cut_by_the_cap_is_dropped() -> None:
 def test_metas_are_text_in_document_order() -> None:
     scan = scan_head(page('<meta name=a content="x &lt; y"><meta name=b content=café>'))
     assert scan.metas == (("a", "x < y"), ("b", "café"))
+
+
+def test_a_utf16_head_of_wide_characters_is_read_to_the_cap() -> None:
+    # 30,000 CJK characters are 60 KB in UTF-16 and 90 KB once read as UTF-8: the cap
+    # counts the page's own bytes, so the meta after them is still seen.
+    head = "<head><title>" + "漢" * 30_000 + "</title><meta name=robots content=noai></head>"
+    result = page_directives(HTML, ("\ufeff" + head).encode("utf-16-le"))
+    assert result.noai
+    assert not result.head_truncated
