@@ -81,3 +81,25 @@ async def test_a_header_value_that_is_not_utf8_is_logged_not_lost(
     assert (
         source["detail"] == "tdm-reservation: 1; tdm-policy: https://example.org/politique-\udce9"
     )
+
+
+async def test_the_usage_answer_is_for_the_user_agent_recorded(
+    server: Server, make_checker: Callable[..., ra.RobotsChecker], tmp_path: Path
+) -> None:
+    # record(user_agent=) judged the verdict with that agent but the usage answer with
+    # the checker's own token: OtherBot's own opt-outs were missing from both the
+    # line and the answer returned (train-ai unknown where the site said no).
+    server.text(
+        "/robots.txt",
+        "User-agent: OtherBot\nContent-Usage: search=n\nAllow: /\n\n"
+        "User-agent: *\nContent-Usage: search=y\nAllow: /\n",
+    )
+    log = ra.AuditLog(tmp_path / "audit.jsonl")
+    checker = make_checker()
+    headers = {"X-Robots-Tag": "OtherBot: noai"}
+    answer = await log.record(checker, server.url("/page"), headers, user_agent="OtherBot/2.0")
+    await log.aclose()
+    assert answer.get("train-ai") == "disallowed"
+    assert answer.get("search") == "disallowed"
+    (line,) = [json.loads(x) for x in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert line["usage"] == {"search": "disallowed", "train-ai": "disallowed"}
