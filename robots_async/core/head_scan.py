@@ -82,7 +82,10 @@ def utf16_codec(body: bytes, content_type: str | None) -> str | None:
 
     Decided as browsers decide (WHATWG HTML, "encoding sniffing"): a byte order mark
     first, then the ``charset`` of ``content_type``. Scanned as bytes, a UTF-16
-    page's ``<meta name=robots content=noindex>`` was never seen.
+    page's ``<meta name=robots content=noindex>`` was never seen. A charset alone is
+    believed only of bytes with a NUL in their first KB: UTF-16 markup has one in
+    every ASCII character, and a page misdeclared as UTF-16 is read as it is (its
+    metas would be lost, never gained, by decoding it).
     """
     if body.startswith(b"\xff\xfe"):
         return "utf-16-le"
@@ -91,7 +94,8 @@ def utf16_codec(body: bytes, content_type: str | None) -> str | None:
     if content_type is None or body.startswith(_BOM):
         return None
     found = _CHARSET.search(content_type)
-    return None if found is None else _UTF16_LABELS.get(found[1].lower())
+    codec = None if found is None else _UTF16_LABELS.get(found[1].lower())
+    return codec if codec is not None and b"\x00" in body[:1024] else None
 
 
 def scan_head(

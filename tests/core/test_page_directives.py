@@ -542,3 +542,10 @@ def test_a_utf16_head_of_wide_characters_is_read_to_the_cap() -> None:
     result = page_directives(HTML, ("\ufeff" + head).encode("utf-16-le"))
     assert result.noai
     assert not result.head_truncated
+
+
+def test_a_utf8_page_served_as_utf16_is_still_read() -> None:
+    # A misdeclared charset: without a BOM, bytes with no NUL in their first KB are
+    # no UTF-16 markup ("<" is "<\0" there), so they are read as they are.
+    headers = {"Content-Type": "text/html; charset=utf-16"}
+    assert page_directives(headers, page("<meta name=robots content=noai>")).noai
