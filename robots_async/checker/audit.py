@@ -54,7 +54,9 @@ class AuditLog:
         """Decide ``url`` with ``checker`` (verdict and combined usage of the response's
         ``headers``/``body``), log the record, and return the usage answer."""
         decision = await checker.explain(url, user_agent=user_agent)
-        answer = await checker.usage(url, {} if headers is None else headers, body)
+        answer = await checker.usage(
+            url, {} if headers is None else headers, body, user_agent=user_agent
+        )
         entry = await checker.robots(url)
         await self.write(url, decision.verdict, entry, answer)
         return answer

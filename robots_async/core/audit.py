@@ -63,4 +63,13 @@ def audit_line(
             for s in (answer.sources if answer is not None else ())
         ],
     }
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    if not line.isascii():
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate (aiohttp decodes a header's non-UTF-8 byte as one, and a
+            # tdm-policy URL is logged as sent) cannot be written as UTF-8: JSON's
+            # \uXXXX escape keeps it, where the file write would fail and lose the batch.
+            line = json.dumps(record, separators=(",", ":"))
+    return line + "\n"

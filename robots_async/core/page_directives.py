@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from .agent import product_token
 from .errors import ConfigurationError, ConfigurationTypeError, PageInputTypeError
-from .head_scan import DEFAULT_HEAD_BYTES, looks_like_html, scan_head
+from .head_scan import DEFAULT_HEAD_BYTES, looks_like_html, scan_head, utf16_codec
 from .header_pairs import selected_headers
 
 if TYPE_CHECKING:
@@ -126,9 +126,11 @@ def page_directives(
     fields = selected_headers(headers, _WANTED)
     sources = [source for name, value in fields for source in _header_sources(name, value, token)]
     scanned = truncated = False
-    if body and _is_html(fields, body):
+    types = [value for name, value in fields if name == "content-type"]
+    content_type = types[-1] if types else None
+    if body and _is_html(content_type, body):
         data = body if isinstance(body, bytes) else bytes(body[: max_head_bytes + 1])
-        scan = scan_head(data, max_head_bytes)
+        scan = scan_head(data, max_head_bytes, utf16_codec(data, content_type))
         scanned, truncated = True, scan.truncated
         metas = [_meta_source(name, name.lower(), content, token) for name, content in scan.metas]
         found = [source for source in metas if source is not None]
@@ -148,11 +150,10 @@ def _scope_token(user_agent: str) -> str:
     return "" if user_agent.strip() == "*" else product_token(user_agent).lower()
 
 
-def _is_html(fields: list[tuple[str, str]], body: bytes | bytearray | memoryview) -> bool:
-    types = [value for name, value in fields if name == "content-type"]
-    if not types:
+def _is_html(content_type: str | None, body: bytes | bytearray | memoryview) -> bool:
+    if content_type is None:
         return looks_like_html(bytes(body[:1024]))
-    media = types[-1].split(";", 1)[0].strip().lower()
+    media = content_type.split(";", 1)[0].strip().lower()
     return media in _HTML_TYPES
 
 

@@ -153,6 +153,21 @@ META_CASES = [
         {"noai", "nofollow"},
     ),
     ("comment skipped", '<!-- <meta name="robots" content="noindex"> -->', "*", set()),
+    # Comments end where browsers end them (HTML tokenizer): "<!-->" and "<!--->" are
+    # empty comments, "--!>" closes one; read to the next "-->", they hid the meta.
+    ("empty comment <!-->", "<!--><meta name=robots content=noindex><!-- x -->", "*", {"noindex"}),
+    ("empty comment <!--->", "<!---><meta name=robots content=noai><!-- x -->", "*", {"noai"}),
+    ("comment closed by --!>", "<!-- x --!><meta name=robots content=noai><!-- -->", "*", {"noai"}),
+    ("comment <!---->", "<!----><meta name=robots content=noai>", "*", {"noai"}),
+    (
+        "conditional comment skipped",
+        (
+            "<!--[if IE]><meta name=robots content=noindex><![endif]--><!--[if !IE]><!-->"
+            "<meta name=robots content=noai><!--<![endif]-->"
+        ),
+        "*",
+        {"noai"},
+    ),
     (
         "script skipped",
         '<script>var s = "<meta name=robots content=noindex>";</script>',
@@ -259,6 +274,39 @@ def test_a_body_without_content_type_must_look_like_html(body: bytes) -> None:
 def test_bom_and_whitespace_before_html_still_look_like_html() -> None:
     body = b"\xef\xbb\xbf\n  <!DOCTYPE HTML><head><meta name=robots content=noindex>"
     assert page_directives([], body).noindex
+
+
+UTF16_HEAD = "<!DOCTYPE html><html><head><meta name=robots content=noai></head><body>été"
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("text/html", ("\ufeff" + UTF16_HEAD).encode("utf-16-le")),  # a BOM says it
+        ("text/html", ("\ufeff" + UTF16_HEAD).encode("utf-16-be")),
+        ("text/html; charset=UTF-16", UTF16_HEAD.encode("utf-16-le")),  # WHATWG: LE
+        ('text/html; charset="utf-16be"', UTF16_HEAD.encode("utf-16-be")),
+        ("text/html; charset=utf-8", ("\ufeff" + UTF16_HEAD).encode("utf-16-le")),  # BOM wins
+        (None, ("\ufeff" + UTF16_HEAD).encode("utf-16-le")),  # no Content-Type: sniffed
+    ],
+    ids=["bom le", "bom be", "charset utf-16", "charset utf-16be", "bom over charset", "sniffed"],
+)
+def test_a_utf16_page_is_read_as_browsers_decode_it(content_type: str | None, body: bytes) -> None:
+    # Browsers and search engines decode UTF-16 HTML (WHATWG encoding sniffing: the
+    # BOM, else the Content-Type charset); scanned as bytes, its metas went unseen.
+    headers = {} if content_type is None else {"Content-Type": content_type}
+    result = page_directives(headers, body)
+    assert result.body_scanned
+    assert result.noai
+
+
+def test_a_utf16_head_is_capped_in_its_own_bytes() -> None:
+    head = "<head>" + " " * 40_000 + "<meta name=robots content=noai></head>"
+    body = ("\ufeff" + head).encode("utf-16-le")  # 80 KB: the meta past the 64 KB cap
+    result = page_directives(HTML, body)
+    assert not result.noai
+    assert result.head_truncated
+    assert page_directives(HTML, body, max_head_bytes=len(body)).noai
 
 
 def test_header_and_meta_combine_most_restrictive() -> None:
@@ -485,3 +533,19 @@ def test_a_meta_cut_by_the_cap_is_dropped() -> None:
 def test_metas_are_text_in_document_order() -> None:
     scan = scan_head(page('<meta name=a content="x &lt; y"><meta name=b content=café>'))
     assert scan.metas == (("a", "x < y"), ("b", "café"))
+
+
+def test_a_utf16_head_of_wide_characters_is_read_to_the_cap() -> None:
+    # 30,000 CJK characters are 60 KB in UTF-16 and 90 KB once read as UTF-8: the cap
+    # counts the page's own bytes, so the meta after them is still seen.
+    head = "<head><title>" + "漢" * 30_000 + "</title><meta name=robots content=noai></head>"
+    result = page_directives(HTML, ("\ufeff" + head).encode("utf-16-le"))
+    assert result.noai
+    assert not result.head_truncated
+
+
+def test_a_utf8_page_served_as_utf16_is_still_read() -> None:
+    # A misdeclared charset: without a BOM, bytes with no NUL in their first KB are
+    # no UTF-16 markup ("<" is "<\0" there), so they are read as they are.
+    headers = {"Content-Type": "text/html; charset=utf-16"}
+    assert page_directives(headers, page("<meta name=robots content=noai>")).noai
