@@ -154,7 +154,9 @@ def parse_preference(value: bytes | str) -> tuple[UsagePreferences, list[str]]:
     import http_sf  # the maintained RFC 9651 parser; imported only when a rule is seen
 
     if isinstance(value, str):
-        value = value.encode("utf-8", "surrogateescape")
+        # aiohttp decodes a header's non-UTF-8 bytes as U+DC80-U+DCFF (surrogateescape);
+        # any other lone surrogate is kept as bytes the parse refuses (not ASCII).
+        value = value.encode("utf-8", "surrogatepass")
     problems: list[str] = []
 
     def duplicate(key: str, _: str) -> None:

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import robots_async as ra
+from robots_async.core.usage import parse_preference
 from tests.helpers import CORPUS, parse_chunks, split_at
 
 # draft-ietf-aipref-attach's example robots.txt and its table of paths.
@@ -186,6 +187,18 @@ def test_header_field_lines(lines: list[str], train_ai: str, search: str) -> Non
     usage = ra.usage_from_header(lines)
     assert (usage.train_ai, usage.search) == (train_ai, search)
     assert ra.usage_from_header(None) == ra.UsagePreferences()
+
+
+@pytest.mark.parametrize("text", ["train-ai=n\ud800", "\udfff", "train-ai=n, x=\udce9"])
+def test_a_header_with_a_lone_surrogate_says_nothing(text: str) -> None:
+    """A header text that is no Unicode (a lone surrogate: aiohttp's surrogateescape
+    gives U+DC80-U+DCFF, a caller any) is an invalid field: every category unknown, as
+    parse_preference() promises ("never raises"); U+D800 raised UnicodeEncodeError."""
+    usage = ra.usage_from_header(text)
+    assert (usage.train_ai, usage.search) == ("unknown", "unknown")
+    _, problems = parse_preference(text)
+    assert problems
+    assert problems[0].startswith("invalid preference")
 
 
 def test_get_rejects_unknown_category() -> None:
