@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Final
 from urllib.parse import urljoin, urlsplit
 
 from .errors import SitemapError
+from .policy import remove_dot_segments, rfc3986_normalise
 from .sitemap_values import parse_changefreq, parse_lastmod, parse_priority
 from .sitemap_xml import MAX_FIELD, RawEntry, XmlSitemapReader
 from .validate import integer
@@ -267,10 +268,20 @@ class SitemapParser:
 
 def in_path_scope(url: str, sitemap: str) -> bool:
     """sitemaps.org: a sitemap may list URLs on its own host and port, under its
-    own directory (``/catalog/sitemap.xml`` covers ``/catalog/...`` only)."""
+    own directory (``/catalog/sitemap.xml`` covers ``/catalog/...`` only).
+
+    Both paths are compared as a client sends them, dot segments (also %-escaped
+    ones) resolved: ``/catalog/../admin`` is requested as ``/admin``, outside.
+    """
     target, base = urlsplit(url), urlsplit(sitemap)
     if (target.scheme, target.netloc.lower()) != (base.scheme, base.netloc.lower()):
         return False
-    directory = posixpath.dirname(base.path or "/")
+    directory = posixpath.dirname(_sent_path(base.path))
     directory = directory if directory.endswith("/") else directory + "/"
-    return (target.path or "/").startswith(directory)
+    return _sent_path(target.path).startswith(directory)
+
+
+def _sent_path(path: str) -> str:
+    """``path`` with unreserved escapes decoded and dot segments removed (RFC 3986
+    §6.2.2.2, §5.2.4): what yarl puts on the wire for it."""
+    return remove_dot_segments(rfc3986_normalise(path or "/"))

@@ -146,6 +146,16 @@ def test_path_scope() -> None:
     assert in_path_scope("https://E.com/x", "https://e.com/sitemap.xml")
 
 
+def test_path_scope_sees_the_path_the_client_sends() -> None:
+    """Dot segments (also %-escaped) are resolved before the prefix test, as the client
+    resolves them before sending: ``/cat/../admin`` is ``/admin``, outside ``/cat/``."""
+    sitemap = "https://e.com/cat/sitemap.xml"
+    for escape in ("/cat/../admin/x", "/cat/%2e%2E/admin", "/cat/./../admin", "/cat/.."):
+        assert not in_path_scope("https://e.com" + escape, sitemap), escape
+    assert in_path_scope("https://e.com/cat/a/../b", sitemap)
+    assert in_path_scope("https://e.com/cat/x", "https://e.com/other/../cat/sitemap.xml")
+
+
 def test_limits_are_checked() -> None:
     with pytest.raises(ConfigurationError, match="max_urls"):
         SitemapLimits(max_urls=0)
