@@ -11,10 +11,11 @@ ends that sitemap with a reason in :attr:`SitemapParser.stopped`; nothing is rai
 from __future__ import annotations
 
 import posixpath
+import re
 import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 from .errors import SitemapError
 from .policy import remove_dot_segments, rfc3986_normalise
@@ -38,6 +39,9 @@ _GZIP_MAGIC: Final = b"\x1f\x8b"
 #: Output bound of one decompression step: a bomb expands one step at a time.
 _STEP = 64 * 1024
 _BOM: Final = b"\xef\xbb\xbf"
+_NO_TAB_OR_NEWLINE: Final = str.maketrans("", "", "\t\n\r")
+#: C0 and C1 controls, DEL and the Unicode line and paragraph separators.
+_UNSENT: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +250,9 @@ class SitemapParser:
             self._limit(f"more than {self.limits.max_urls} entries")
             raise SitemapError(self.stopped)  # stops expat at once
         loc = raw.loc
+        if not loc.isprintable():  # rare: one C test on the usual loc
+            loc = _sent_text(loc)
+            raw = raw._replace(loc=loc)
         if not loc.startswith(("http://", "https://")):
             loc = urljoin(self.url, loc)  # feeds may link relatively
             if not loc.startswith(("http://", "https://")):
@@ -264,6 +271,18 @@ class SitemapParser:
     def _drain(self) -> list[RawEntry]:
         found, self._found = self._found, []
         return found
+
+
+def _sent_text(loc: str) -> str:
+    """``loc`` as a client sends it: tab, CR and LF removed (WHATWG URL; yarl does the
+    same), other controls and line separators %-encoded as UTF-8 (as yarl encodes
+    them). The URL judged is the URL yielded, and no loc carries a line break into a
+    line-based output (the CLI's, a crawler's queue file) to be read as another URL."""
+    return _UNSENT.sub(_encode, loc.translate(_NO_TAB_OR_NEWLINE))
+
+
+def _encode(match: re.Match[str]) -> str:
+    return quote(match.group(), safe="")
 
 
 def in_path_scope(url: str, sitemap: str) -> bool:

@@ -104,6 +104,21 @@ def test_refused_and_malformed_xml() -> None:
     assert parse(b"\x1f\x8b\x08\x00broken").stopped
 
 
+def test_loc_is_the_text_a_client_sends() -> None:
+    """Tab, CR and LF inside a loc are removed (WHATWG URL, yarl), other controls and
+    line separators %-encoded as yarl encodes them: no loc holds a line break."""
+    data = (
+        b"<urlset><url><loc>https://e.com/a&#10;https://e.com/b&#13;c&#9;d</loc></url>"
+        b"<url><loc>https://e.com/\xc2\x85x\xe2\x80\xa8y</loc></url></urlset>"
+    )
+    assert [u.loc for u in parse(data).found] == [
+        "https://e.com/ahttps://e.com/bcd",
+        "https://e.com/%C2%85x%E2%80%A8y",
+    ]
+    text = parse(b"https://e.com/1\rhttps://e.com/2\x0bz\x1c\n").found
+    assert [u.loc for u in text] == ["https://e.com/1https://e.com/2%0Bz%1C"]
+
+
 def test_overlong_field_is_dropped() -> None:
     data = b"<urlset><url><loc>https://e.com/" + b"a" * 5000 + b"</loc></url></urlset>"
     assert parse(data).found == []
