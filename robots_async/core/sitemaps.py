@@ -126,6 +126,7 @@ class SitemapParser:
         self._sniffed = False
         self._xml: XmlSitemapReader | None = None
         self._line = b""
+        self._skipping = False  # inside an overlong text line, until its line break
         self._start = b""  # the first bytes, while they may be a BOM
         self._found: list[RawEntry] = []
 
@@ -220,10 +221,16 @@ class SitemapParser:
 
     def _text(self, data: bytes) -> None:
         """Plain-text sitemap: one absolute URL per line (sitemaps.org, UTF-8)."""
+        if self._skipping:
+            end = data.find(b"\n")
+            if end < 0:
+                return
+            data, self._skipping = data[end + 1 :], False
         lines = (self._line + data).split(b"\n")
         self._line = lines.pop()
         if len(self._line) > MAX_FIELD:
-            self._line = b""  # an overlong line is no URL: skipped
+            # An overlong line is no URL: skipped to its end, never its tail read as one.
+            self._line, self._skipping = b"", True
         for line in lines:
             self._text_line(line)
             if self.stopped:

@@ -78,6 +78,14 @@ def test_plain_text_sitemap() -> None:
     assert [u.loc for u in parser.found] == [f"https://e.com/{i}" for i in (1, 2, 3)]
 
 
+@pytest.mark.parametrize("step", [64, 4097, 5000])
+def test_overlong_text_line_is_skipped_whole(step: int) -> None:
+    """A line longer than a URL may be is skipped to its end: its tail, in a later
+    piece, is not read as a line of its own."""
+    data = b"x" * 5000 + b"https://e.com/tail\nhttps://e.com/ok\n"
+    assert [u.loc for u in parse(data, step).found] == ["https://e.com/ok"]
+
+
 def test_limits_end_the_sitemap_with_a_reason() -> None:
     rows = b"".join(b"<url><loc>https://e.com/%d</loc></url>" for i in range(10))
     data = b"<urlset>" + rows + b"</urlset>"
