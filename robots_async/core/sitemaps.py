@@ -123,6 +123,8 @@ class SitemapParser:
         self.format = ""  # "xml", "text" (or "" before any content), "+gzip" appended
         self._head = b""
         self._gunzip: zlib._Decompress | None = None
+        self._member_start = b""  # the first byte of a next gzip member, while cut
+        self._gunzip_done = False  # bytes after the last gzip member: ignored
         self._sniffed = False
         self._xml: XmlSitemapReader | None = None
         self._line = b""
@@ -156,7 +158,8 @@ class SitemapParser:
             if data.startswith(_GZIP_MAGIC):
                 self._gunzip = zlib.decompressobj(16 + zlib.MAX_WBITS)
         if self._gunzip is not None:
-            self._inflate(data)
+            if not self._gunzip_done:
+                self._inflate(data)
         else:
             self._content(data)
         return self._drain()
@@ -175,9 +178,21 @@ class SitemapParser:
     def _inflate(self, data: bytes) -> None:
         gunzip = self._gunzip
         assert gunzip is not None
-        while data and not self.stopped and not gunzip.eof:
+        data, self._member_start = self._member_start + data, b""
+        while data and not self.stopped:
+            if gunzip.eof:
+                # A gzip file is a series of members (RFC 1952 §2.2: `cat a.gz b.gz`,
+                # gzip's append mode), all read; other bytes after the last one are
+                # ignored, as browsers and the HTTP decoder (fetch/codings) do.
+                if len(data) < len(_GZIP_MAGIC) and _GZIP_MAGIC.startswith(data):
+                    self._member_start = data  # perhaps a member's magic cut in two
+                    return
+                if not data.startswith(_GZIP_MAGIC):
+                    self._gunzip_done = True
+                    return
+                gunzip = self._gunzip = zlib.decompressobj(16 + zlib.MAX_WBITS)
             piece = gunzip.decompress(data, _STEP)
-            data = gunzip.unconsumed_tail
+            data = gunzip.unconsumed_tail or gunzip.unused_data
             if piece:
                 self._content(piece)
             elif not data:

@@ -86,6 +86,25 @@ def test_overlong_text_line_is_skipped_whole(step: int) -> None:
     assert [u.loc for u in parse(data, step).found] == ["https://e.com/ok"]
 
 
+@pytest.mark.parametrize("step", [0, 1, 7, 64])
+def test_every_gzip_member_is_read(step: int) -> None:
+    """A gzip file is a series of members (RFC 1952 §2.2; ``cat a.gz b.gz``, gzip's
+    append mode): all are read; bytes after the last one are ignored, as browsers do;
+    a member cut short is reported."""
+    first, second = gzip.compress(b"https://e.com/1\n"), gzip.compress(b"https://e.com/2\n")
+    text = first + second
+    assert [u.loc for u in parse(text + b"\0\0\0", step).found] == [
+        "https://e.com/1",
+        "https://e.com/2",
+    ]
+    xml = SITEMAP.split(b"<url><loc>https://example.com/b")
+    split = gzip.compress(xml[0]) + gzip.compress(b"<url><loc>https://example.com/b" + xml[1])
+    parsed = parse(split, step)
+    assert (parsed.stopped, len(parsed.found)) == ("", 2)
+    cut = parse(first + second[:12], step)
+    assert (cut.stopped, len(cut.found)) == ("gzip stream cut short", 1)
+
+
 def test_limits_end_the_sitemap_with_a_reason() -> None:
     rows = b"".join(b"<url><loc>https://e.com/%d</loc></url>" for i in range(10))
     data = b"<urlset>" + rows + b"</urlset>"
