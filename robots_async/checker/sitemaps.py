@@ -152,6 +152,7 @@ class SitemapWalk:
         self._listed: dict[Origin, frozenset[str]] = {}
         self._counts = dict.fromkeys(SitemapStats.__slots__[:-1], 0)
         self._warnings: list[str] = []
+        self._unread = 0  # sitemaps listed but left unread (max_sitemaps)
 
     @property
     def stats(self) -> SitemapStats:
@@ -166,12 +167,8 @@ class SitemapWalk:
         seen = {sitemap.url for sitemap in queue}
         while queue:
             if self._counts["sitemaps_fetched"] >= self._limits.max_sitemaps:
-                self._warn(
-                    f"limit: {self._limits.max_sitemaps} sitemaps read for {self._origin}; "
-                    f"{len(queue)} left unread",
-                    limit=True,
-                )
-                return
+                self._unread += len(queue)
+                break
             sitemap = queue.popleft()
             for raw in await self._read(sitemap):
                 if raw.is_sitemap:
@@ -181,6 +178,12 @@ class SitemapWalk:
                 if item is not None:
                     self._counts["urls_yielded"] += 1
                     yield item
+        if self._unread:
+            self._warn(
+                f"limit: {self._limits.max_sitemaps} sitemaps read for {self._origin}; "
+                f"{self._unread} left unread",
+                limit=True,
+            )
 
     async def _roots(self) -> list[_Sitemap]:
         host = self._origin.host
@@ -202,6 +205,11 @@ class SitemapWalk:
             return
         if index.depth >= self._limits.max_depth:
             self._warn(f"limit: index depth {self._limits.max_depth} at {index.url}", limit=True)
+            return
+        if self._counts["sitemaps_fetched"] + len(queue) >= self._limits.max_sitemaps:
+            # Never read (max_sitemaps): counted, not held. Queued, 500 indexes of
+            # 50,000 children would hold 25 million of them.
+            self._unread += 1
             return
         seen.add(loc)
         chain = (loc, *index.chain)

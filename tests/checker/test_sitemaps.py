@@ -185,3 +185,27 @@ async def test_sitemap_on_another_host_is_guarded_like_a_redirect(serve: Serve) 
     assert given.stats.sitemaps_fetched == 1
     assert given.stats.sitemaps_failed == 0
     assert hits["/s.xml"] == 1
+
+
+async def test_children_past_max_sitemaps_are_not_held(serve: Serve) -> None:
+    """Children an index lists past what ``max_sitemaps`` lets the walk read are
+    counted, not queued: two indexes of 20,000 children each under max_sitemaps=3
+    queued all 40,000 (about 14 MiB traced; 500 such indexes of 50,000 would hold
+    25 million), now at most 3, in memory like one index's own entries."""
+    hits: Counter[str] = Counter()
+    pages: dict[str, tuple[bytes, str]] = {}
+    base = await serve(site(pages, hits, "User-agent: *\nDisallow:\nSitemap: /root.xml\n"))
+    pages["/root.xml"] = (index([f"{base}/idx/{i}.xml" for i in range(2)]), XML)
+    for i in range(2):
+        pages[f"/idx/{i}.xml"] = (index([f"{base}/leaf/{i}/{j}" for j in range(20_000)]), XML)
+    async with ra.RobotsChecker(UA) as checker:
+        walk = checker.sitemap_urls(base, limits=SitemapLimits(max_sitemaps=3))
+        tracemalloc.start()
+        assert await collect(walk) == []
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    print(f"tracemalloc peak {peak / 2**20:.1f} MiB")
+    assert walk.stats.sitemaps_fetched == 3
+    assert walk.stats.limits_hit == 1
+    assert walk.stats.warnings == (f"limit: 3 sitemaps read for {base}; 40000 left unread",)
+    assert peak < 8 * 2**20
