@@ -170,9 +170,10 @@ class SitemapWalk:
                 self._unread += len(queue)
                 break
             sitemap = queue.popleft()
-            for raw in await self._read(sitemap):
+            entries = await self._read(sitemap)
+            self._enqueue([raw.loc for raw in entries if raw.is_sitemap], sitemap, queue, seen)
+            for raw in entries:
                 if raw.is_sitemap:
-                    self._enqueue(raw.loc, sitemap, queue, seen)
                     continue
                 item = await self._judge(raw, sitemap)
                 if item is not None:
@@ -196,24 +197,38 @@ class SitemapWalk:
             _Sitemap(u, 0, vouched, (u,), host) for u in await self._checker.sitemaps(self._url)
         ]
 
-    def _enqueue(self, loc: str, index: _Sitemap, queue: deque[_Sitemap], seen: set[str]) -> None:
-        if _host(loc) != _host(index.url):
-            self._counts["dropped_scope"] += 1  # sitemaps.org: an index lists its own site's
-            return
-        if loc in seen:
-            self._warn(f"{index.url} lists {loc} again: read once")
-            return
-        if index.depth >= self._limits.max_depth:
-            self._warn(f"limit: index depth {self._limits.max_depth} at {index.url}", limit=True)
-            return
-        if self._counts["sitemaps_fetched"] + len(queue) >= self._limits.max_sitemaps:
-            # Never read (max_sitemaps): counted, not held. Queued, 500 indexes of
-            # 50,000 children would hold 25 million of them.
-            self._unread += 1
-            return
-        seen.add(loc)
-        chain = (loc, *index.chain)
-        queue.append(_Sitemap(loc, index.depth + 1, index.vouched, chain, _host(index.url)))
+    def _enqueue(
+        self, locs: list[str], index: _Sitemap, queue: deque[_Sitemap], seen: set[str]
+    ) -> None:
+        """Queue the children ``locs`` of ``index``; one warning per kind of child left
+        out, however many (an index of 50,000 must not log 50,000 lines)."""
+        host = _host(index.url)
+        again: list[str] = []
+        too_deep = 0
+        for loc in locs:
+            if _host(loc) != host:
+                self._counts["dropped_scope"] += 1  # sitemaps.org: an index lists its own site's
+            elif loc in seen:
+                again.append(loc)
+            elif index.depth >= self._limits.max_depth:
+                too_deep += 1
+            elif self._counts["sitemaps_fetched"] + len(queue) >= self._limits.max_sitemaps:
+                # Never read (max_sitemaps): counted, not held. Queued, 500 indexes of
+                # 50,000 children would hold 25 million of them.
+                self._unread += 1
+            else:
+                seen.add(loc)
+                chain = (loc, *index.chain)
+                queue.append(_Sitemap(loc, index.depth + 1, index.vouched, chain, host))
+        if again:
+            times = f" ({len(again)} repeats in all)" if len(again) > 1 else ""
+            self._warn(f"{index.url} lists {again[0]} again{times}: read once")
+        if too_deep:
+            self._warn(
+                f"limit: index depth {self._limits.max_depth} at {index.url}; "
+                f"{too_deep} sitemaps left unread",
+                limit=True,
+            )
 
     async def _read(self, sitemap: _Sitemap) -> list[RawEntry]:
         """Fetch and parse one sitemap; its entries (those read before any stop)."""

@@ -209,3 +209,28 @@ async def test_children_past_max_sitemaps_are_not_held(serve: Serve) -> None:
     assert walk.stats.limits_hit == 1
     assert walk.stats.warnings == (f"limit: 3 sitemaps read for {base}; 40000 left unread",)
     assert peak < 8 * 2**20
+
+
+async def test_an_index_gets_one_warning_per_kind(
+    serve: Serve, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An index listing one sitemap 500 times, and one past max_depth listing 1,000
+    children: one warning each (not one per child: 1,498 log lines and
+    ``limits_hit == 1000`` before), the depth limit counted once."""
+    hits: Counter[str] = Counter()
+    pages: dict[str, tuple[bytes, str]] = {}
+    base = await serve(site(pages, hits, "User-agent: *\nDisallow:\nSitemap: /root.xml\n"))
+    pages["/root.xml"] = (index([f"{base}/deep.xml"] * 500), XML)
+    pages["/deep.xml"] = (index([f"{base}/leaf/{j}.xml" for j in range(1_000)]), XML)
+    async with ra.RobotsChecker(UA) as checker:
+        walk = checker.sitemap_urls(base, limits=SitemapLimits(max_depth=1))
+        with caplog.at_level(logging.WARNING, logger="robots_async"):
+            assert await collect(walk) == []
+    assert walk.stats.warnings == (
+        f"{base}/root.xml lists {base}/deep.xml again (499 repeats in all): read once",
+        f"limit: index depth 1 at {base}/deep.xml; 1000 sitemaps left unread",
+    )
+    assert walk.stats.limits_hit == 1
+    assert len([r for r in caplog.records if r.name == "robots_async"]) == 2
+    assert hits["/deep.xml"] == 1
+    assert not any(path.startswith("/leaf/") for path in hits)
