@@ -153,6 +153,7 @@ class SitemapWalk:
         self._counts = dict.fromkeys(SitemapStats.__slots__[:-1], 0)
         self._warnings: list[str] = []
         self._unread = 0  # sitemaps listed but left unread (max_sitemaps)
+        self._foreign_capped = False  # max_foreign_origins reached (and warned)
 
     @property
     def stats(self) -> SitemapStats:
@@ -297,11 +298,13 @@ class SitemapWalk:
         listed = self._listed.get(origin)
         if listed is None:
             if len(self._listed) >= self._limits.max_foreign_origins:
-                self._warn(
-                    f"limit: {self._limits.max_foreign_origins} other origins' robots.txt "
-                    f"read for cross-submission; {origin} not read",
-                    limit=True,
-                )
+                if not self._foreign_capped:  # once: 50,000 URLs must not log 50,000 lines
+                    self._foreign_capped = True
+                    self._warn(
+                        f"limit: {self._limits.max_foreign_origins} other origins' robots.txt "
+                        f"read for cross-submission; {origin} and later ones not read",
+                        limit=True,
+                    )
                 return False
             entry = await self._checker.robots(loc)
             named = (urljoin(origin.robots_url, s) for s in entry.robots.sitemaps)

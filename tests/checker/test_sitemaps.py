@@ -234,3 +234,27 @@ async def test_an_index_gets_one_warning_per_kind(
     assert len([r for r in caplog.records if r.name == "robots_async"]) == 2
     assert hits["/deep.xml"] == 1
     assert not any(path.startswith("/leaf/") for path in hits)
+
+
+async def test_foreign_origin_limit_is_warned_once(
+    serve: Serve, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Past ``max_foreign_origins``, URLs of further origins are dropped with one
+    warning for the walk (one per URL before: 38 here, ``limits_hit == 38``)."""
+    hits: Counter[str] = Counter()
+    pages: dict[str, tuple[bytes, str]] = {}
+    base = await serve(site(pages, hits, "User-agent: *\nDisallow:\n"))
+    # Port 9 on these loopback addresses refuses at once: no server, no wait.
+    foreign = [f"http://127.0.0.{2 + i % 20}:9/{i}" for i in range(41)]
+    pages["/s.xml"] = (urlset(foreign), XML)
+    async with ra.RobotsChecker(UA) as checker:
+        walk = checker.sitemap_urls(
+            base, sitemaps=["/s.xml"], limits=SitemapLimits(max_foreign_origins=1)
+        )
+        with caplog.at_level(logging.WARNING, logger="robots_async"):
+            assert await collect(walk) == []
+    assert walk.stats.dropped_scope == 41
+    assert walk.stats.limits_hit == 1
+    assert len(walk.stats.warnings) == 1
+    assert walk.stats.warnings[0].startswith("limit: 1 other origins' robots.txt read")
+    assert len([r for r in caplog.records if r.getMessage().startswith("sitemap:")]) == 1
