@@ -146,6 +146,23 @@ def test_loc_is_the_text_a_client_sends() -> None:
     assert [u.loc for u in text] == ["https://e.com/1https://e.com/2%0Bz%1C"]
 
 
+def test_deep_nesting_and_endless_tokens_are_refused() -> None:
+    """Expat holds every open element and buffers an unfinished token, scanning it again
+    on each piece: 12 MB of ``<a>`` (4 million levels) took 519 MiB, and one 50 MB
+    comment or attribute in 64 KiB pieces 21 s of CPU. Both end the sitemap early;
+    long text (CDATA too) is delivered as it arrives and is not a token."""
+    deep = parse(b"<urlset>" + b"<a>" * 100_000, 65536)
+    assert deep.stopped == "XML nested deeper than 256 elements"
+    assert deep.uncompressed_bytes < 65536 * 2
+    for token in (b"<!--" + b"a" * 2**21, b'<url a="' + b"a" * 2**21, b"<?pi " + b"a" * 2**21):
+        endless = parse(b"<urlset>" + token, 65536)
+        assert endless.stopped == "an XML token (tag, comment...) over 1048576 bytes refused"
+        assert endless.uncompressed_bytes < 2**20 + 65536 * 2
+    text = b"<![CDATA[" + b"a" * 2**21 + b"]]>"
+    kept = parse(SITEMAP.replace(b"<priority>7", text + b"<priority>0.7"), 65536)
+    assert (kept.stopped, len(kept.found)) == ("", 2)
+
+
 def test_overlong_field_is_dropped() -> None:
     data = b"<urlset><url><loc>https://e.com/" + b"a" * 5000 + b"</loc></url></urlset>"
     assert parse(data).found == []
