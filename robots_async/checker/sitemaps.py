@@ -25,10 +25,17 @@ import logging
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypedDict
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from ..core.errors import ConfigurationError, InvalidURLError
-from ..core.sitemaps import SitemapLimits, SitemapParser, SitemapUrl, in_path_scope
+from ..core.sitemaps import (
+    SitemapLimits,
+    SitemapParser,
+    SitemapUrl,
+    in_path_scope,
+    join,
+    named_sitemaps,
+)
 from ..core.url import Origin
 from ..fetch.body import StreamingFetcher
 
@@ -190,7 +197,7 @@ class SitemapWalk:
     async def _roots(self) -> list[_Sitemap]:
         host = self._origin.host
         if self._given is not None:
-            urls = [urljoin(self._url, given) for given in self._given]
+            urls = [_given_url(self._url, given) for given in self._given]
             # The caller chose these: fetched as the caller's own requests (no guard).
             return [_Sitemap(u, 0, frozenset(), (u,), _host(u)) for u in dict.fromkeys(urls)]
         vouched = frozenset({self._origin})
@@ -234,6 +241,11 @@ class SitemapWalk:
     async def _read(self, sitemap: _Sitemap) -> list[RawEntry]:
         """Fetch and parse one sitemap; its entries (those read before any stop)."""
         checker, url = self._checker, sitemap.url
+        try:
+            Origin.from_url(url)  # what the fetcher would refuse (ftp:, a port past 65535)
+        except InvalidURLError as exc:
+            self._counts["sitemaps_fetched"] += 1
+            return self._failed(url, exc.reason)
         public_only = _host(url) != sitemap.named_by
         sinks: list[_Collect] = []
 
@@ -307,7 +319,7 @@ class SitemapWalk:
                     )
                 return False
             entry = await self._checker.robots(loc)
-            named = (urljoin(origin.robots_url, s) for s in entry.robots.sitemaps)
+            named = named_sitemaps(origin.robots_url, entry.robots.sitemaps)
             listed = self._listed[origin] = frozenset(named)
         if any(url in listed for url in sitemap.chain):
             self._counts["cross_submitted"] += 1
@@ -323,4 +335,19 @@ class SitemapWalk:
 
 
 def _host(url: str) -> str:
-    return (urlsplit(url).hostname or "").lower()
+    """The host of ``url`` in lower case; "" for none, or when urllib cannot split it
+    ("http://[::1/x" from a hostile index: no host, so never the index's)."""
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def _given_url(base: str, given: str) -> str:
+    """A caller's sitemap URL resolved against ``base``; :raises InvalidURLError: when it
+    is no http(s) URL a client could fetch (the caller's own mistake: said at once)."""
+    url = join(base, given)
+    if url is None:
+        raise InvalidURLError(given, "unparsable URL")
+    Origin.from_url(url)
+    return url

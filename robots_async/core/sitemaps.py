@@ -24,13 +24,21 @@ from .sitemap_xml import MAX_FIELD, RawEntry, XmlSitemapReader
 from .validate import integer
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from datetime import datetime
 
     from .results import Verdict
     from .sitemap_values import ChangeFreq
     from .sitemap_xml import XmlKind
 
-__all__ = ["SitemapLimits", "SitemapParser", "SitemapUrl", "in_path_scope"]
+__all__ = [
+    "SitemapLimits",
+    "SitemapParser",
+    "SitemapUrl",
+    "in_path_scope",
+    "join",
+    "named_sitemaps",
+]
 
 #: sitemaps.org: at most 50,000 URLs and 50 MB (52,428,800 bytes) uncompressed per file.
 SITEMAPS_ORG_URLS: Final = 50_000
@@ -276,7 +284,7 @@ class SitemapParser:
             loc = _sent_text(loc)
             raw = raw._replace(loc=loc)
         if not loc.startswith(("http://", "https://")):
-            loc = urljoin(self.url, loc)  # feeds may link relatively
+            loc = join(self.url, loc) or ""  # feeds may link relatively
             if not loc.startswith(("http://", "https://")):
                 return
             raw = raw._replace(loc=loc)
@@ -305,6 +313,21 @@ def _sent_text(loc: str) -> str:
 
 def _encode(match: re.Match[str]) -> str:
     return quote(match.group(), safe="")
+
+
+def join(base: str, ref: str) -> str | None:
+    """``urljoin(base, ref)``, or None where urllib raises ValueError (``//[::1/x``,
+    ``http://a]b``): a document's unreadable link costs that link, not its reader."""
+    try:
+        return urljoin(base, ref)
+    except ValueError:
+        return None
+
+
+def named_sitemaps(robots_url: str, values: Iterable[str]) -> tuple[str, ...]:
+    """The sitemaps a robots.txt names (its ``Sitemap:`` values), resolved against
+    its URL, each once, in order; a value that resolves to no URL is skipped."""
+    return tuple(dict.fromkeys(u for u in (join(robots_url, v) for v in values) if u))
 
 
 def in_path_scope(url: str, sitemap: str) -> bool:

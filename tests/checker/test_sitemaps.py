@@ -7,6 +7,8 @@ import tracemalloc
 from collections import Counter
 from typing import TYPE_CHECKING
 
+import pytest
+
 import robots_async as ra
 from robots_async.core.sitemaps import SitemapLimits
 
@@ -21,8 +23,6 @@ from ..sitemap_site import (
 )
 
 if TYPE_CHECKING:
-    import pytest
-
     from ..conftest import Serve
 
 UA = "SitemapBot/1.0"
@@ -258,3 +258,25 @@ async def test_foreign_origin_limit_is_warned_once(
     assert len(walk.stats.warnings) == 1
     assert walk.stats.warnings[0].startswith("limit: 1 other origins' robots.txt read")
     assert len([r for r in caplog.records if r.getMessage().startswith("sitemap:")]) == 1
+
+
+async def test_unreadable_sitemap_urls_fail_that_sitemap_only(serve: Serve) -> None:
+    """Sitemap URLs no client can fetch, named by robots.txt or an index (``http://[::1``,
+    a port past 65535, ftp:), each fail alone; the walk goes on. ValueError or
+    InvalidURLError ended the walk before. A caller's own bad URL is refused at once
+    (InvalidURLError)."""
+    hits: Counter[str] = Counter()
+    pages: dict[str, tuple[bytes, str]] = {}
+    robots = "User-agent: *\nDisallow:\nSitemap: http://[::1/x\nSitemap: ftp://h/s.xml\n"
+    base = await serve(site(pages, hits, robots + "Sitemap: /idx.xml\n"))
+    pages["/idx.xml"] = (index(["http://[::1/y", "http://127.0.0.1:99999/z", "/good.xml"]), XML)
+    pages["/good.xml"] = (urlset([f"{base}/ok", "//[::1/q", "http://127.0.0.1:99999/q"]), XML)
+    async with ra.RobotsChecker(UA) as checker:
+        walk = checker.sitemap_urls(base)
+        assert [item.loc for item in await collect(walk)] == [f"{base}/ok"]
+        with pytest.raises(ra.InvalidURLError):
+            await collect(checker.sitemap_urls(base, sitemaps=["http://[::1/x"]))
+    assert walk.stats.sitemaps_fetched == 4  # ftp:, idx, :99999, good
+    assert walk.stats.sitemaps_failed == 2
+    assert walk.stats.dropped_scope == 2  # [::1/y (no host), :99999/q
+    assert hits["/good.xml"] == 1

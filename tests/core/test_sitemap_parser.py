@@ -163,6 +163,15 @@ def test_deep_nesting_and_endless_tokens_are_refused() -> None:
     assert (kept.stopped, len(kept.found)) == ("", 2)
 
 
+def test_a_loc_urllib_cannot_split_is_dropped() -> None:
+    """``//[::1/x`` resolves to no URL (urllib raises ValueError): dropped, the
+    sitemap read on; it raised ValueError out of feed()."""
+    data = b"<urlset><url><loc>//[::1/x</loc></url><url><loc>//a]b/</loc></url>"
+    data += b"<url><loc>/ok</loc></url></urlset>"
+    parsed = parse(data)
+    assert ([u.loc for u in parsed.found], parsed.stopped) == (["https://example.com/ok"], "")
+
+
 def test_overlong_field_is_dropped() -> None:
     data = b"<urlset><url><loc>https://e.com/" + b"a" * 5000 + b"</loc></url></urlset>"
     assert parse(data).found == []
