@@ -16,7 +16,8 @@ directory; else the URL's own robots.txt is read (at most
 ``max_foreign_origins`` of them) for a ``Sitemap:`` line naming the sitemap
 (cross-submission). An index's children must be on its host (sitemaps.org); a
 sitemap named by a document on another host is fetched like a redirect target, so
-the guard refuses a private address for it when ``private_redirects="block"``.
+the guard refuses a private address for it when ``private_redirects="block"``; so
+are the sitemaps below it (same host name, but perhaps another answer: rebinding).
 """
 
 from __future__ import annotations
@@ -109,8 +110,10 @@ class _Sitemap:
     vouched: frozenset[Origin]
     #: This sitemap and the indexes above it (cross-submission may name any).
     chain: tuple[str, ...]
-    #: The host of the document that named it.
-    named_by: str
+    #: Fetched with the address guard on (``public_only``): it, or an index above
+    #: it, was named by a document on another host. A child inherits it: on its
+    #: index's host, but that name may answer a private address the next time.
+    guarded: bool
 
 
 class _Collect:
@@ -199,11 +202,10 @@ class SitemapWalk:
         if self._given is not None:
             urls = [_given_url(self._url, given) for given in self._given]
             # The caller chose these: fetched as the caller's own requests (no guard).
-            return [_Sitemap(u, 0, frozenset(), (u,), _host(u)) for u in dict.fromkeys(urls)]
+            return [_Sitemap(u, 0, frozenset(), (u,), False) for u in dict.fromkeys(urls)]
         vouched = frozenset({self._origin})
-        return [
-            _Sitemap(u, 0, vouched, (u,), host) for u in await self._checker.sitemaps(self._url)
-        ]
+        named = await self._checker.sitemaps(self._url)
+        return [_Sitemap(u, 0, vouched, (u,), _host(u) != host) for u in named]
 
     def _enqueue(
         self, locs: list[str], index: _Sitemap, queue: deque[_Sitemap], seen: set[str]
@@ -227,7 +229,7 @@ class SitemapWalk:
             else:
                 seen.add(loc)
                 chain = (loc, *index.chain)
-                queue.append(_Sitemap(loc, index.depth + 1, index.vouched, chain, host))
+                queue.append(_Sitemap(loc, index.depth + 1, index.vouched, chain, index.guarded))
         if again:
             times = f" ({len(again)} repeats in all)" if len(again) > 1 else ""
             self._warn(f"{index.url} lists {again[0]} again{times}: read once")
@@ -246,13 +248,12 @@ class SitemapWalk:
         except InvalidURLError as exc:
             self._counts["sitemaps_fetched"] += 1
             return self._failed(url, exc.reason)
-        public_only = _host(url) != sitemap.named_by
         sinks: list[_Collect] = []
 
         async def attempt() -> FetchOutcome:
             sink = _Collect(SitemapParser(url, self._limits))
             sinks.append(sink)  # the lanes may start a fetch again: the last one counts
-            return await self._fetcher.fetch_into(url, sink, public_only=public_only)
+            return await self._fetcher.fetch_into(url, sink, public_only=sitemap.guarded)
 
         self._counts["sitemaps_fetched"] += 1
         timeout = checker.cache.policy.total_timeout + _GRACE
