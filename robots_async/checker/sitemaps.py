@@ -150,6 +150,9 @@ class SitemapWalk:
                 fetcher,
                 "a fetcher with fetch_into() (AiohttpFetcher) to read sitemaps",
             )
+        if isinstance(sitemaps, (str, bytes)):
+            # An Iterable[str] to a type checker, whose characters would be read as URLs.
+            raise ConfigurationError("sitemap_urls(sitemaps=)", sitemaps, "a list of URLs")
         if limits is not None and not isinstance(limits, SitemapLimits):
             raise ConfigurationError("sitemap_urls(limits=)", limits, "a SitemapLimits")
         self._checker = checker

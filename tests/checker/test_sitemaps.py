@@ -280,3 +280,14 @@ async def test_unreadable_sitemap_urls_fail_that_sitemap_only(serve: Serve) -> N
     assert walk.stats.sitemaps_failed == 2
     assert walk.stats.dropped_scope == 2  # [::1/y (no host), :99999/q
     assert hits["/good.xml"] == 1
+
+
+async def test_one_str_for_sitemaps_is_refused(serve: Serve) -> None:
+    """``sitemaps="/s.xml"`` (a str is an Iterable[str] to a type checker) read each
+    character as a sitemap URL: 5 requests, for /, /s, /x, /m and /l."""
+    hits: Counter[str] = Counter()
+    base = await serve(site({}, hits, ""))
+    async with ra.RobotsChecker(UA) as checker:
+        with pytest.raises(ra.ConfigurationError, match="sitemaps"):
+            checker.sitemap_urls(base, sitemaps="/s.xml")
+    assert sum(hits.values()) == 0
