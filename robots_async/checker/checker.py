@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from threading import get_ident
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin
 
 from ..cache.cache import CacheEntry, CacheStats, RobotsCache
 from ..cache.closing import AsyncClosing
 from ..cache.settings import check_checker, check_pacing
 from ..core.agent import require_token
 from ..core.errors import ClosedError, EventLoopError
+from ..core.sitemaps import named_sitemaps
 from ..core.url import Origin
 from ..fetch.policy import FetchPolicy, Source
 from ..fetch.wire import wire_url
@@ -333,7 +333,7 @@ class RobotsChecker(PacedChecks, UsageChecks, AsyncClosing):
         """Sitemap URLs of ``url``'s origin, relative ones resolved against robots.txt."""
         origin = self._origin(url)
         entry, _ = await self._entry(origin)
-        return tuple(dict.fromkeys(urljoin(origin.robots_url, s) for s in entry.robots.sitemaps))
+        return named_sitemaps(origin.robots_url, entry.robots.sitemaps)
 
     def sitemap_urls(self, url: str, **options: Unpack[SitemapOptions]) -> SitemapWalk:
         """Stream the URLs of the sitemaps the cached robots.txt names that this crawler

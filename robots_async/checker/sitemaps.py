@@ -16,7 +16,8 @@ directory; else the URL's own robots.txt is read (at most
 ``max_foreign_origins`` of them) for a ``Sitemap:`` line naming the sitemap
 (cross-submission). An index's children must be on its host (sitemaps.org); a
 sitemap named by a document on another host is fetched like a redirect target, so
-the guard refuses a private address for it when ``private_redirects="block"``.
+the guard refuses a private address for it when ``private_redirects="block"``; so
+are the sitemaps below it (same host name, but perhaps another answer: rebinding).
 """
 
 from __future__ import annotations
@@ -25,10 +26,17 @@ import logging
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypedDict
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from ..core.errors import ConfigurationError, InvalidURLError
-from ..core.sitemaps import SitemapLimits, SitemapParser, SitemapUrl, in_path_scope
+from ..core.sitemaps import (
+    SitemapLimits,
+    SitemapParser,
+    SitemapUrl,
+    in_path_scope,
+    join,
+    named_sitemaps,
+)
 from ..core.url import Origin
 from ..fetch.body import StreamingFetcher
 
@@ -102,8 +110,10 @@ class _Sitemap:
     vouched: frozenset[Origin]
     #: This sitemap and the indexes above it (cross-submission may name any).
     chain: tuple[str, ...]
-    #: The host of the document that named it.
-    named_by: str
+    #: Fetched with the address guard on (``public_only``): it, or an index above
+    #: it, was named by a document on another host. A child inherits it: on its
+    #: index's host, but that name may answer a private address the next time.
+    guarded: bool
 
 
 class _Collect:
@@ -140,6 +150,9 @@ class SitemapWalk:
                 fetcher,
                 "a fetcher with fetch_into() (AiohttpFetcher) to read sitemaps",
             )
+        if isinstance(sitemaps, (str, bytes)):
+            # An Iterable[str] to a type checker, whose characters would be read as URLs.
+            raise ConfigurationError("sitemap_urls(sitemaps=)", sitemaps, "a list of URLs")
         if limits is not None and not isinstance(limits, SitemapLimits):
             raise ConfigurationError("sitemap_urls(limits=)", limits, "a SitemapLimits")
         self._checker = checker
@@ -152,6 +165,8 @@ class SitemapWalk:
         self._listed: dict[Origin, frozenset[str]] = {}
         self._counts = dict.fromkeys(SitemapStats.__slots__[:-1], 0)
         self._warnings: list[str] = []
+        self._unread = 0  # sitemaps listed but left unread (max_sitemaps)
+        self._foreign_capped = False  # max_foreign_origins reached (and warned)
 
     @property
     def stats(self) -> SitemapStats:
@@ -166,57 +181,82 @@ class SitemapWalk:
         seen = {sitemap.url for sitemap in queue}
         while queue:
             if self._counts["sitemaps_fetched"] >= self._limits.max_sitemaps:
-                self._warn(
-                    f"limit: {self._limits.max_sitemaps} sitemaps read for {self._origin}; "
-                    f"{len(queue)} left unread",
-                    limit=True,
-                )
-                return
+                self._unread += len(queue)
+                break
             sitemap = queue.popleft()
-            for raw in await self._read(sitemap):
+            entries = await self._read(sitemap)
+            self._enqueue([raw.loc for raw in entries if raw.is_sitemap], sitemap, queue, seen)
+            for raw in entries:
                 if raw.is_sitemap:
-                    self._enqueue(raw.loc, sitemap, queue, seen)
                     continue
                 item = await self._judge(raw, sitemap)
                 if item is not None:
                     self._counts["urls_yielded"] += 1
                     yield item
+        if self._unread:
+            self._warn(
+                f"limit: {self._limits.max_sitemaps} sitemaps read for {self._origin}; "
+                f"{self._unread} left unread",
+                limit=True,
+            )
 
     async def _roots(self) -> list[_Sitemap]:
         host = self._origin.host
         if self._given is not None:
-            urls = [urljoin(self._url, given) for given in self._given]
+            urls = [_given_url(self._url, given) for given in self._given]
             # The caller chose these: fetched as the caller's own requests (no guard).
-            return [_Sitemap(u, 0, frozenset(), (u,), _host(u)) for u in dict.fromkeys(urls)]
+            return [_Sitemap(u, 0, frozenset(), (u,), False) for u in dict.fromkeys(urls)]
         vouched = frozenset({self._origin})
-        return [
-            _Sitemap(u, 0, vouched, (u,), host) for u in await self._checker.sitemaps(self._url)
-        ]
+        named = await self._checker.sitemaps(self._url)
+        return [_Sitemap(u, 0, vouched, (u,), _host(u) != host) for u in named]
 
-    def _enqueue(self, loc: str, index: _Sitemap, queue: deque[_Sitemap], seen: set[str]) -> None:
-        if _host(loc) != _host(index.url):
-            self._counts["dropped_scope"] += 1  # sitemaps.org: an index lists its own site's
-            return
-        if loc in seen:
-            self._warn(f"{index.url} lists {loc} again: read once")
-            return
-        if index.depth >= self._limits.max_depth:
-            self._warn(f"limit: index depth {self._limits.max_depth} at {index.url}", limit=True)
-            return
-        seen.add(loc)
-        chain = (loc, *index.chain)
-        queue.append(_Sitemap(loc, index.depth + 1, index.vouched, chain, _host(index.url)))
+    def _enqueue(
+        self, locs: list[str], index: _Sitemap, queue: deque[_Sitemap], seen: set[str]
+    ) -> None:
+        """Queue the children ``locs`` of ``index``; one warning per kind of child left
+        out, however many (an index of 50,000 must not log 50,000 lines)."""
+        host = _host(index.url)
+        again: list[str] = []
+        too_deep = 0
+        for loc in locs:
+            if _host(loc) != host:
+                self._counts["dropped_scope"] += 1  # sitemaps.org: an index lists its own site's
+            elif loc in seen:
+                again.append(loc)
+            elif index.depth >= self._limits.max_depth:
+                too_deep += 1
+            elif self._counts["sitemaps_fetched"] + len(queue) >= self._limits.max_sitemaps:
+                # Never read (max_sitemaps): counted, not held. Queued, 500 indexes of
+                # 50,000 children would hold 25 million of them.
+                self._unread += 1
+            else:
+                seen.add(loc)
+                chain = (loc, *index.chain)
+                queue.append(_Sitemap(loc, index.depth + 1, index.vouched, chain, index.guarded))
+        if again:
+            times = f" ({len(again)} repeats in all)" if len(again) > 1 else ""
+            self._warn(f"{index.url} lists {again[0]} again{times}: read once")
+        if too_deep:
+            self._warn(
+                f"limit: index depth {self._limits.max_depth} at {index.url}; "
+                f"{too_deep} sitemaps left unread",
+                limit=True,
+            )
 
     async def _read(self, sitemap: _Sitemap) -> list[RawEntry]:
         """Fetch and parse one sitemap; its entries (those read before any stop)."""
         checker, url = self._checker, sitemap.url
-        public_only = _host(url) != sitemap.named_by
+        try:
+            Origin.from_url(url)  # what the fetcher would refuse (ftp:, a port past 65535)
+        except InvalidURLError as exc:
+            self._counts["sitemaps_fetched"] += 1
+            return self._failed(url, exc.reason)
         sinks: list[_Collect] = []
 
         async def attempt() -> FetchOutcome:
             sink = _Collect(SitemapParser(url, self._limits))
             sinks.append(sink)  # the lanes may start a fetch again: the last one counts
-            return await self._fetcher.fetch_into(url, sink, public_only=public_only)
+            return await self._fetcher.fetch_into(url, sink, public_only=sitemap.guarded)
 
         self._counts["sitemaps_fetched"] += 1
         timeout = checker.cache.policy.total_timeout + _GRACE
@@ -274,14 +314,16 @@ class SitemapWalk:
         listed = self._listed.get(origin)
         if listed is None:
             if len(self._listed) >= self._limits.max_foreign_origins:
-                self._warn(
-                    f"limit: {self._limits.max_foreign_origins} other origins' robots.txt "
-                    f"read for cross-submission; {origin} not read",
-                    limit=True,
-                )
+                if not self._foreign_capped:  # once: 50,000 URLs must not log 50,000 lines
+                    self._foreign_capped = True
+                    self._warn(
+                        f"limit: {self._limits.max_foreign_origins} other origins' robots.txt "
+                        f"read for cross-submission; {origin} and later ones not read",
+                        limit=True,
+                    )
                 return False
             entry = await self._checker.robots(loc)
-            named = (urljoin(origin.robots_url, s) for s in entry.robots.sitemaps)
+            named = named_sitemaps(origin.robots_url, entry.robots.sitemaps)
             listed = self._listed[origin] = frozenset(named)
         if any(url in listed for url in sitemap.chain):
             self._counts["cross_submitted"] += 1
@@ -297,4 +339,19 @@ class SitemapWalk:
 
 
 def _host(url: str) -> str:
-    return (urlsplit(url).hostname or "").lower()
+    """The host of ``url`` in lower case; "" for none, or when urllib cannot split it
+    ("http://[::1/x" from a hostile index: no host, so never the index's)."""
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def _given_url(base: str, given: str) -> str:
+    """A caller's sitemap URL resolved against ``base``; :raises InvalidURLError: when it
+    is no http(s) URL a client could fetch (the caller's own mistake: said at once)."""
+    url = join(base, given)
+    if url is None:
+        raise InvalidURLError(given, "unparsable URL")
+    Origin.from_url(url)
+    return url

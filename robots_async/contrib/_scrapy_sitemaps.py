@@ -13,7 +13,9 @@ all that SitemapSpider reads from it (``sitemap_urls_from_robots``).
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
+
+from ..core.sitemaps import named_sitemaps
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -42,7 +44,7 @@ def cached_robots_response(request: Request, origin: Origin, entry: CacheEntry) 
     """The response SitemapSpider gets: the cached file's ``Sitemap:`` lines."""
     from scrapy.http import TextResponse
 
-    urls = dict.fromkeys(urljoin(origin.robots_url, url) for url in entry.robots.sitemaps)
+    urls = named_sitemaps(origin.robots_url, entry.robots.sitemaps)
     body = "".join(f"Sitemap: {url}\n" for url in urls).encode()
     return TextResponse(
         request.url,

@@ -11,24 +11,34 @@ ends that sitemap with a reason in :attr:`SitemapParser.stopped`; nothing is rai
 from __future__ import annotations
 
 import posixpath
+import re
 import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 from .errors import SitemapError
+from .policy import remove_dot_segments, rfc3986_normalise
 from .sitemap_values import parse_changefreq, parse_lastmod, parse_priority
 from .sitemap_xml import MAX_FIELD, RawEntry, XmlSitemapReader
 from .validate import integer
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from datetime import datetime
 
     from .results import Verdict
     from .sitemap_values import ChangeFreq
     from .sitemap_xml import XmlKind
 
-__all__ = ["SitemapLimits", "SitemapParser", "SitemapUrl", "in_path_scope"]
+__all__ = [
+    "SitemapLimits",
+    "SitemapParser",
+    "SitemapUrl",
+    "in_path_scope",
+    "join",
+    "named_sitemaps",
+]
 
 #: sitemaps.org: at most 50,000 URLs and 50 MB (52,428,800 bytes) uncompressed per file.
 SITEMAPS_ORG_URLS: Final = 50_000
@@ -37,6 +47,9 @@ _GZIP_MAGIC: Final = b"\x1f\x8b"
 #: Output bound of one decompression step: a bomb expands one step at a time.
 _STEP = 64 * 1024
 _BOM: Final = b"\xef\xbb\xbf"
+_NO_TAB_OR_NEWLINE: Final = str.maketrans("", "", "\t\n\r")
+#: C0 and C1 controls, DEL and the Unicode line and paragraph separators.
+_UNSENT: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,9 +131,12 @@ class SitemapParser:
         self.format = ""  # "xml", "text" (or "" before any content), "+gzip" appended
         self._head = b""
         self._gunzip: zlib._Decompress | None = None
+        self._member_start = b""  # the first byte of a next gzip member, while cut
+        self._gunzip_done = False  # bytes after the last gzip member: ignored
         self._sniffed = False
         self._xml: XmlSitemapReader | None = None
         self._line = b""
+        self._skipping = False  # inside an overlong text line, until its line break
         self._start = b""  # the first bytes, while they may be a BOM
         self._found: list[RawEntry] = []
 
@@ -150,7 +166,8 @@ class SitemapParser:
             if data.startswith(_GZIP_MAGIC):
                 self._gunzip = zlib.decompressobj(16 + zlib.MAX_WBITS)
         if self._gunzip is not None:
-            self._inflate(data)
+            if not self._gunzip_done:
+                self._inflate(data)
         else:
             self._content(data)
         return self._drain()
@@ -169,9 +186,21 @@ class SitemapParser:
     def _inflate(self, data: bytes) -> None:
         gunzip = self._gunzip
         assert gunzip is not None
-        while data and not self.stopped and not gunzip.eof:
+        data, self._member_start = self._member_start + data, b""
+        while data and not self.stopped:
+            if gunzip.eof:
+                # A gzip file is a series of members (RFC 1952 §2.2: `cat a.gz b.gz`,
+                # gzip's append mode), all read; other bytes after the last one are
+                # ignored, as browsers and the HTTP decoder (fetch/codings) do.
+                if len(data) < len(_GZIP_MAGIC) and _GZIP_MAGIC.startswith(data):
+                    self._member_start = data  # perhaps a member's magic cut in two
+                    return
+                if not data.startswith(_GZIP_MAGIC):
+                    self._gunzip_done = True
+                    return
+                gunzip = self._gunzip = zlib.decompressobj(16 + zlib.MAX_WBITS)
             piece = gunzip.decompress(data, _STEP)
-            data = gunzip.unconsumed_tail
+            data = gunzip.unconsumed_tail or gunzip.unused_data
             if piece:
                 self._content(piece)
             elif not data:
@@ -215,10 +244,16 @@ class SitemapParser:
 
     def _text(self, data: bytes) -> None:
         """Plain-text sitemap: one absolute URL per line (sitemaps.org, UTF-8)."""
+        if self._skipping:
+            end = data.find(b"\n")
+            if end < 0:
+                return
+            data, self._skipping = data[end + 1 :], False
         lines = (self._line + data).split(b"\n")
         self._line = lines.pop()
         if len(self._line) > MAX_FIELD:
-            self._line = b""  # an overlong line is no URL: skipped
+            # An overlong line is no URL: skipped to its end, never its tail read as one.
+            self._line, self._skipping = b"", True
         for line in lines:
             self._text_line(line)
             if self.stopped:
@@ -245,8 +280,11 @@ class SitemapParser:
             self._limit(f"more than {self.limits.max_urls} entries")
             raise SitemapError(self.stopped)  # stops expat at once
         loc = raw.loc
+        if not loc.isprintable():  # rare: one C test on the usual loc
+            loc = _sent_text(loc)
+            raw = raw._replace(loc=loc)
         if not loc.startswith(("http://", "https://")):
-            loc = urljoin(self.url, loc)  # feeds may link relatively
+            loc = join(self.url, loc) or ""  # feeds may link relatively
             if not loc.startswith(("http://", "https://")):
                 return
             raw = raw._replace(loc=loc)
@@ -265,12 +303,49 @@ class SitemapParser:
         return found
 
 
+def _sent_text(loc: str) -> str:
+    """``loc`` as a client sends it: tab, CR and LF removed (WHATWG URL; yarl does the
+    same), other controls and line separators %-encoded as UTF-8 (as yarl encodes
+    them). The URL judged is the URL yielded, and no loc carries a line break into a
+    line-based output (the CLI's, a crawler's queue file) to be read as another URL."""
+    return _UNSENT.sub(_encode, loc.translate(_NO_TAB_OR_NEWLINE))
+
+
+def _encode(match: re.Match[str]) -> str:
+    return quote(match.group(), safe="")
+
+
+def join(base: str, ref: str) -> str | None:
+    """``urljoin(base, ref)``, or None where urllib raises ValueError (``//[::1/x``,
+    ``http://a]b``): a document's unreadable link costs that link, not its reader."""
+    try:
+        return urljoin(base, ref)
+    except ValueError:
+        return None
+
+
+def named_sitemaps(robots_url: str, values: Iterable[str]) -> tuple[str, ...]:
+    """The sitemaps a robots.txt names (its ``Sitemap:`` values), resolved against
+    its URL, each once, in order; a value that resolves to no URL is skipped."""
+    return tuple(dict.fromkeys(u for u in (join(robots_url, v) for v in values) if u))
+
+
 def in_path_scope(url: str, sitemap: str) -> bool:
     """sitemaps.org: a sitemap may list URLs on its own host and port, under its
-    own directory (``/catalog/sitemap.xml`` covers ``/catalog/...`` only)."""
+    own directory (``/catalog/sitemap.xml`` covers ``/catalog/...`` only).
+
+    Both paths are compared as a client sends them, dot segments (also %-escaped
+    ones) resolved: ``/catalog/../admin`` is requested as ``/admin``, outside.
+    """
     target, base = urlsplit(url), urlsplit(sitemap)
     if (target.scheme, target.netloc.lower()) != (base.scheme, base.netloc.lower()):
         return False
-    directory = posixpath.dirname(base.path or "/")
+    directory = posixpath.dirname(_sent_path(base.path))
     directory = directory if directory.endswith("/") else directory + "/"
-    return (target.path or "/").startswith(directory)
+    return _sent_path(target.path).startswith(directory)
+
+
+def _sent_path(path: str) -> str:
+    """``path`` with unreserved escapes decoded and dot segments removed (RFC 3986
+    §6.2.2.2, §5.2.4): what yarl puts on the wire for it."""
+    return remove_dot_segments(rfc3986_normalise(path or "/"))

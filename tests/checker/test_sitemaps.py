@@ -7,6 +7,8 @@ import tracemalloc
 from collections import Counter
 from typing import TYPE_CHECKING
 
+import pytest
+
 import robots_async as ra
 from robots_async.core.sitemaps import SitemapLimits
 
@@ -21,8 +23,6 @@ from ..sitemap_site import (
 )
 
 if TYPE_CHECKING:
-    import pytest
-
     from ..conftest import Serve
 
 UA = "SitemapBot/1.0"
@@ -185,3 +185,109 @@ async def test_sitemap_on_another_host_is_guarded_like_a_redirect(serve: Serve) 
     assert given.stats.sitemaps_fetched == 1
     assert given.stats.sitemaps_failed == 0
     assert hits["/s.xml"] == 1
+
+
+async def test_children_past_max_sitemaps_are_not_held(serve: Serve) -> None:
+    """Children an index lists past what ``max_sitemaps`` lets the walk read are
+    counted, not queued: two indexes of 20,000 children each under max_sitemaps=3
+    queued all 40,000 (about 14 MiB traced; 500 such indexes of 50,000 would hold
+    25 million), now at most 3, in memory like one index's own entries."""
+    hits: Counter[str] = Counter()
+    pages: dict[str, tuple[bytes, str]] = {}
+    base = await serve(site(pages, hits, "User-agent: *\nDisallow:\nSitemap: /root.xml\n"))
+    pages["/root.xml"] = (index([f"{base}/idx/{i}.xml" for i in range(2)]), XML)
+    for i in range(2):
+        pages[f"/idx/{i}.xml"] = (index([f"{base}/leaf/{i}/{j}" for j in range(20_000)]), XML)
+    async with ra.RobotsChecker(UA) as checker:
+        walk = checker.sitemap_urls(base, limits=SitemapLimits(max_sitemaps=3))
+        tracemalloc.start()
+        assert await collect(walk) == []
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    print(f"tracemalloc peak {peak / 2**20:.1f} MiB")
+    assert walk.stats.sitemaps_fetched == 3
+    assert walk.stats.limits_hit == 1
+    assert walk.stats.warnings == (f"limit: 3 sitemaps read for {base}; 40000 left unread",)
+    assert peak < 8 * 2**20
+
+
+async def test_an_index_gets_one_warning_per_kind(
+    serve: Serve, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An index listing one sitemap 500 times, and one past max_depth listing 1,000
+    children: one warning each (not one per child: 1,498 log lines and
+    ``limits_hit == 1000`` before), the depth limit counted once."""
+    hits: Counter[str] = Counter()
+    pages: dict[str, tuple[bytes, str]] = {}
+    base = await serve(site(pages, hits, "User-agent: *\nDisallow:\nSitemap: /root.xml\n"))
+    pages["/root.xml"] = (index([f"{base}/deep.xml"] * 500), XML)
+    pages["/deep.xml"] = (index([f"{base}/leaf/{j}.xml" for j in range(1_000)]), XML)
+    async with ra.RobotsChecker(UA) as checker:
+        walk = checker.sitemap_urls(base, limits=SitemapLimits(max_depth=1))
+        with caplog.at_level(logging.WARNING, logger="robots_async"):
+            assert await collect(walk) == []
+    assert walk.stats.warnings == (
+        f"{base}/root.xml lists {base}/deep.xml again (499 repeats in all): read once",
+        f"limit: index depth 1 at {base}/deep.xml; 1000 sitemaps left unread",
+    )
+    assert walk.stats.limits_hit == 1
+    assert len([r for r in caplog.records if r.name == "robots_async"]) == 2
+    assert hits["/deep.xml"] == 1
+    assert not any(path.startswith("/leaf/") for path in hits)
+
+
+async def test_foreign_origin_limit_is_warned_once(
+    serve: Serve, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Past ``max_foreign_origins``, URLs of further origins are dropped with one
+    warning for the walk (one per URL before: 38 here, ``limits_hit == 38``)."""
+    hits: Counter[str] = Counter()
+    pages: dict[str, tuple[bytes, str]] = {}
+    base = await serve(site(pages, hits, "User-agent: *\nDisallow:\n"))
+    # Port 9 on these loopback addresses refuses at once: no server, no wait.
+    foreign = [f"http://127.0.0.{2 + i % 20}:9/{i}" for i in range(41)]
+    pages["/s.xml"] = (urlset(foreign), XML)
+    async with ra.RobotsChecker(UA) as checker:
+        walk = checker.sitemap_urls(
+            base, sitemaps=["/s.xml"], limits=SitemapLimits(max_foreign_origins=1)
+        )
+        with caplog.at_level(logging.WARNING, logger="robots_async"):
+            assert await collect(walk) == []
+    assert walk.stats.dropped_scope == 41
+    assert walk.stats.limits_hit == 1
+    assert len(walk.stats.warnings) == 1
+    assert walk.stats.warnings[0].startswith("limit: 1 other origins' robots.txt read")
+    assert len([r for r in caplog.records if r.getMessage().startswith("sitemap:")]) == 1
+
+
+async def test_unreadable_sitemap_urls_fail_that_sitemap_only(serve: Serve) -> None:
+    """Sitemap URLs no client can fetch, named by robots.txt or an index (``http://[::1``,
+    a port past 65535, ftp:), each fail alone; the walk goes on. ValueError or
+    InvalidURLError ended the walk before. A caller's own bad URL is refused at once
+    (InvalidURLError)."""
+    hits: Counter[str] = Counter()
+    pages: dict[str, tuple[bytes, str]] = {}
+    robots = "User-agent: *\nDisallow:\nSitemap: http://[::1/x\nSitemap: ftp://h/s.xml\n"
+    base = await serve(site(pages, hits, robots + "Sitemap: /idx.xml\n"))
+    pages["/idx.xml"] = (index(["http://[::1/y", "http://127.0.0.1:99999/z", "/good.xml"]), XML)
+    pages["/good.xml"] = (urlset([f"{base}/ok", "//[::1/q", "http://127.0.0.1:99999/q"]), XML)
+    async with ra.RobotsChecker(UA) as checker:
+        walk = checker.sitemap_urls(base)
+        assert [item.loc for item in await collect(walk)] == [f"{base}/ok"]
+        with pytest.raises(ra.InvalidURLError):
+            await collect(checker.sitemap_urls(base, sitemaps=["http://[::1/x"]))
+    assert walk.stats.sitemaps_fetched == 4  # ftp:, idx, :99999, good
+    assert walk.stats.sitemaps_failed == 2
+    assert walk.stats.dropped_scope == 2  # [::1/y (no host), :99999/q
+    assert hits["/good.xml"] == 1
+
+
+async def test_one_str_for_sitemaps_is_refused(serve: Serve) -> None:
+    """``sitemaps="/s.xml"`` (a str is an Iterable[str] to a type checker) read each
+    character as a sitemap URL: 5 requests, for /, /s, /x, /m and /l."""
+    hits: Counter[str] = Counter()
+    base = await serve(site({}, hits, ""))
+    async with ra.RobotsChecker(UA) as checker:
+        with pytest.raises(ra.ConfigurationError, match="sitemaps"):
+            checker.sitemap_urls(base, sitemaps="/s.xml")
+    assert sum(hits.values()) == 0

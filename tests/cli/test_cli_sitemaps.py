@@ -43,6 +43,25 @@ async def test_sitemaps_text_and_json(serve: Serve, capsys: pytest.CaptureFixtur
     assert records[0]["lastmod"].startswith("2024-05-01")
 
 
+async def test_a_line_break_inside_a_loc_prints_no_unchecked_line(
+    serve: Serve, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A loc with a line break inside (``&#10;`` in XML, a bare CR in a text sitemap)
+    is one URL, judged as the client sends it (breaks removed); printed as it was
+    written, its second half read as a URL of its own that nothing checked."""
+    hits: Counter[str] = Counter()
+    pages: dict[str, tuple[bytes, str]] = {}
+    robots = "User-agent: *\nDisallow: /private\nSitemap: /s.xml\nSitemap: /s.txt\n"
+    base = await serve(site(pages, hits, robots))
+    pages["/s.xml"] = (urlset([f"{base}/a&#10;{base}/private/y", f"{base}/t&#9;u"]), XML)
+    pages["/s.txt"] = (f"{base}/b\r{base}/private/z\n".encode(), "text/plain")
+
+    code = await asyncio.to_thread(main, ["sitemaps", base])
+    lines = capsys.readouterr().out.splitlines()  # as a Python reader splits them
+    assert code == 0
+    assert lines == [f"{base}/a{base}/private/y", f"{base}/tu", f"{base}/b{base}/private/z"]
+
+
 async def test_sitemaps_failure_is_negative(
     serve: Serve, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -78,6 +78,33 @@ def test_plain_text_sitemap() -> None:
     assert [u.loc for u in parser.found] == [f"https://e.com/{i}" for i in (1, 2, 3)]
 
 
+@pytest.mark.parametrize("step", [64, 4097, 5000])
+def test_overlong_text_line_is_skipped_whole(step: int) -> None:
+    """A line longer than a URL may be is skipped to its end: its tail, in a later
+    piece, is not read as a line of its own."""
+    data = b"x" * 5000 + b"https://e.com/tail\nhttps://e.com/ok\n"
+    assert [u.loc for u in parse(data, step).found] == ["https://e.com/ok"]
+
+
+@pytest.mark.parametrize("step", [0, 1, 7, 64])
+def test_every_gzip_member_is_read(step: int) -> None:
+    """A gzip file is a series of members (RFC 1952 §2.2; ``cat a.gz b.gz``, gzip's
+    append mode): all are read; bytes after the last one are ignored, as browsers do;
+    a member cut short is reported."""
+    first, second = gzip.compress(b"https://e.com/1\n"), gzip.compress(b"https://e.com/2\n")
+    text = first + second
+    assert [u.loc for u in parse(text + b"\0\0\0", step).found] == [
+        "https://e.com/1",
+        "https://e.com/2",
+    ]
+    xml = SITEMAP.split(b"<url><loc>https://example.com/b")
+    split = gzip.compress(xml[0]) + gzip.compress(b"<url><loc>https://example.com/b" + xml[1])
+    parsed = parse(split, step)
+    assert (parsed.stopped, len(parsed.found)) == ("", 2)
+    cut = parse(first + second[:12], step)
+    assert (cut.stopped, len(cut.found)) == ("gzip stream cut short", 1)
+
+
 def test_limits_end_the_sitemap_with_a_reason() -> None:
     rows = b"".join(b"<url><loc>https://e.com/%d</loc></url>" for i in range(10))
     data = b"<urlset>" + rows + b"</urlset>"
@@ -102,6 +129,47 @@ def test_refused_and_malformed_xml() -> None:
     assert [u.loc for u in broken.found] == ["https://e.com/"]
     assert parse(b"<html><body>hi</body></html>").kind == "unknown"
     assert parse(b"\x1f\x8b\x08\x00broken").stopped
+
+
+def test_loc_is_the_text_a_client_sends() -> None:
+    """Tab, CR and LF inside a loc are removed (WHATWG URL, yarl), other controls and
+    line separators %-encoded as yarl encodes them: no loc holds a line break."""
+    data = (
+        b"<urlset><url><loc>https://e.com/a&#10;https://e.com/b&#13;c&#9;d</loc></url>"
+        b"<url><loc>https://e.com/\xc2\x85x\xe2\x80\xa8y</loc></url></urlset>"
+    )
+    assert [u.loc for u in parse(data).found] == [
+        "https://e.com/ahttps://e.com/bcd",
+        "https://e.com/%C2%85x%E2%80%A8y",
+    ]
+    text = parse(b"https://e.com/1\rhttps://e.com/2\x0bz\x1c\n").found
+    assert [u.loc for u in text] == ["https://e.com/1https://e.com/2%0Bz%1C"]
+
+
+def test_deep_nesting_and_endless_tokens_are_refused() -> None:
+    """Expat holds every open element and buffers an unfinished token, scanning it again
+    on each piece: 12 MB of ``<a>`` (4 million levels) took 519 MiB, and one 50 MB
+    comment or attribute in 64 KiB pieces 21 s of CPU. Both end the sitemap early;
+    long text (CDATA too) is delivered as it arrives and is not a token."""
+    deep = parse(b"<urlset>" + b"<a>" * 100_000, 65536)
+    assert deep.stopped == "XML nested deeper than 256 elements"
+    assert deep.uncompressed_bytes < 65536 * 2
+    for token in (b"<!--" + b"a" * 2**21, b'<url a="' + b"a" * 2**21, b"<?pi " + b"a" * 2**21):
+        endless = parse(b"<urlset>" + token, 65536)
+        assert endless.stopped == "an XML token (tag, comment...) over 1048576 bytes refused"
+        assert endless.uncompressed_bytes < 2**20 + 65536 * 2
+    text = b"<![CDATA[" + b"a" * 2**21 + b"]]>"
+    kept = parse(SITEMAP.replace(b"<priority>7", text + b"<priority>0.7"), 65536)
+    assert (kept.stopped, len(kept.found)) == ("", 2)
+
+
+def test_a_loc_urllib_cannot_split_is_dropped() -> None:
+    """``//[::1/x`` resolves to no URL (urllib raises ValueError): dropped, the
+    sitemap read on; it raised ValueError out of feed()."""
+    data = b"<urlset><url><loc>//[::1/x</loc></url><url><loc>//a]b/</loc></url>"
+    data += b"<url><loc>/ok</loc></url></urlset>"
+    parsed = parse(data)
+    assert ([u.loc for u in parsed.found], parsed.stopped) == (["https://example.com/ok"], "")
 
 
 def test_overlong_field_is_dropped() -> None:
@@ -144,6 +212,16 @@ def test_path_scope() -> None:
     assert not in_path_scope("http://e.com/cat/x", "https://e.com/cat/sitemap.xml")
     assert not in_path_scope("https://e.com:8443/x", "https://e.com/sitemap.xml")
     assert in_path_scope("https://E.com/x", "https://e.com/sitemap.xml")
+
+
+def test_path_scope_sees_the_path_the_client_sends() -> None:
+    """Dot segments (also %-escaped) are resolved before the prefix test, as the client
+    resolves them before sending: ``/cat/../admin`` is ``/admin``, outside ``/cat/``."""
+    sitemap = "https://e.com/cat/sitemap.xml"
+    for escape in ("/cat/../admin/x", "/cat/%2e%2E/admin", "/cat/./../admin", "/cat/.."):
+        assert not in_path_scope("https://e.com" + escape, sitemap), escape
+    assert in_path_scope("https://e.com/cat/a/../b", sitemap)
+    assert in_path_scope("https://e.com/cat/x", "https://e.com/other/../cat/sitemap.xml")
 
 
 def test_limits_are_checked() -> None:

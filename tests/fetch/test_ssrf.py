@@ -331,3 +331,32 @@ async def test_lookup_precheck_for_fetchers_that_cannot_pin() -> None:
     assert await _leaves_public("8.8.8.8", "127.0.0.1") is True
     assert await _leaves_public("8.8.8.8", "1.1.1.1") is False
     assert await _leaves_public("10.0.0.1", "127.0.0.1") is False
+
+
+async def test_sitemap_index_children_are_guarded_like_their_index(
+    make_site: Callable[..., Awaitable[Site]], make_guarded: Callable[..., ra.AiohttpFetcher]
+) -> None:
+    """A public origin's robots.txt names an index on another host, b.test: its fetch
+    is guarded as a redirect's. b.test then answers 127.0.0.1 (DNS rebinding) for the
+    index's child on that same host: guarded as well, never sent (it reached the
+    private server before: the guard followed host names, not the chain)."""
+    private = await make_site("127.0.0.1")
+    private.routes["/child.xml"] = web.Response(text="<urlset><url><loc>/x</loc></url></urlset>")
+    twin = await make_site(PUBLIC_TWIN, private.port)  # b.test's public answer
+    origin = await make_site(PUBLIC_TWIN)
+    child = twin.url("/child.xml", host="b.test")
+    twin.routes["/index.xml"] = web.Response(
+        text=f"<sitemapindex><sitemap><loc>{child}</loc></sitemap></sitemapindex>"
+    )
+    origin.rules(f"User-agent: *\nAllow: /\nSitemap: {twin.url('/index.xml', host='b.test')}\n")
+    fetcher = make_guarded({"b.test": [[PUBLIC_TWIN], ["127.0.0.1"]]})
+    checker = ra.RobotsChecker(USER_AGENT, fetcher=fetcher)
+    try:
+        walk = checker.sitemap_urls(origin.url("/"))
+        assert [item async for item in walk] == []
+    finally:
+        await checker.aclose()
+    assert twin.hits == ["/index.xml"]
+    assert private.hits == []
+    assert walk.stats.sitemaps_failed == 1
+    assert "blocked-redirect" in walk.stats.warnings[0]
