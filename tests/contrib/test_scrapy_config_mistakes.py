@@ -1,0 +1,56 @@
+"""Configuration mistakes a Scrapy user makes, each stopping the crawl at startup with
+a message naming the setting to fix (never a crawl that runs with the setting lost)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from robots_async.contrib.scrapy import UnknownSettingError, read_settings
+
+from .scrapy_cli import runspider
+from .test_scrapy_settings import STARTUP_FAILURE_EXIT
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .conftest import Site
+
+
+@pytest.mark.parametrize(
+    ("name", "meant"),
+    [
+        ("ROBOTS_ASYNC_REFUSE_USAGE", "ROBOTSASYNC_REFUSE_USAGE"),
+        ("Robots_Async_PACE", "ROBOTSASYNC_PACE"),
+        ("ROBOTSASYNCPACE", "ROBOTSASYNC_PACE"),
+        ("robotsasync_store", "ROBOTSASYNC_STORE"),
+        ("ROBOTS-ASYNC_REDIS_URL", "ROBOTSASYNC_REDIS_URL"),
+    ],
+)
+def test_misspelt_prefix_is_refused_naming_the_setting(name: str, meant: str) -> None:
+    """The package is robots_async: ``ROBOTS_ASYNC_REFUSE_USAGE`` is the likeliest typo of
+    all, and it used to be ignored as another library's setting (the AI opt-out off)."""
+    with pytest.raises(UnknownSettingError, match=f"^unknown setting {name}; did you mean {meant}"):
+        read_settings({name: "1"})
+
+
+def test_other_prefixes_stay_scrapys_business() -> None:
+    """Names that only start like ours are not ours: ROBOTSTXT_*, ROBOTS_* and the like."""
+    config = read_settings({"ROBOTSTXT_OBEY": True, "ROBOTS_TXT_X": 1, "ROBOTSAS": 1})
+    assert config.timeout == 30.0
+
+
+@pytest.mark.slow
+def test_misspelt_prefix_stops_scrapy_runspider(site: Site, tmp_path: Path) -> None:
+    """``-s ROBOTS_ASYNC_REFUSE_USAGE=train-ai``: nothing is requested, and the log names
+    the setting meant (it used to crawl the page that robots.txt refuses for AI training)."""
+    host = site.host()
+    host.serve("/robots.txt", "User-agent: *\nContent-Usage: train-ai=n\nAllow: /\n")
+    proc = runspider(tmp_path, host.url("/page"), "ROBOTS_ASYNC_REFUSE_USAGE=train-ai")
+    assert proc.returncode == STARTUP_FAILURE_EXIT, proc.stderr[-3000:]
+    assert (
+        "unknown setting ROBOTS_ASYNC_REFUSE_USAGE; did you mean ROBOTSASYNC_REFUSE_USAGE?"
+        in proc.stderr
+    )
+    assert host.paths() == []
