@@ -68,11 +68,16 @@ def _store_from(config: ScrapyConfig, jobdir: str | None = None) -> RobotsStore 
     """Redis if configured; else the SQLite file (by default in JOBDIR); else none.
 
     :raises StoreSchemaError: a store file from a newer version (stops the crawl).
+    :raises ConfigurationError: naming ROBOTSASYNC_REDIS_URL, for a URL the store
+        refuses (a bad port, database or query option).
     """
     if config.redis_url is not None:
         from .redis import RedisStore
 
-        return RedisStore(config.redis_url, prefix=config.redis_prefix)
+        try:
+            return RedisStore(config.redis_url, prefix=config.redis_prefix)
+        except ConfigurationError as exc:
+            raise ConfigurationError("ROBOTSASYNC_REDIS_URL", exc.value, exc.accepted) from None
     path = config.store
     if path is None and jobdir:
         path = os.path.join(jobdir, "robots_async.sqlite")

@@ -122,9 +122,11 @@ def _store_path(value: object) -> object:
 
 
 def _prefix(value: object) -> object:
-    if isinstance(value, str) and value.strip():
+    # No braces: they would change the keys' hash slot (RedisStore refuses them too).
+    if isinstance(value, str) and value.strip() and not {"{", "}"} & set(value):
         return value
-    raise (ValueError if isinstance(value, str) else TypeError)("a non-empty string")
+    accepted = "a non-empty string without '{' or '}'"
+    raise (ValueError if isinstance(value, str) else TypeError)(accepted)
 
 
 def _categories(value: object) -> object:

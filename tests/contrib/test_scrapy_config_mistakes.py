@@ -3,11 +3,18 @@ a message naming the setting to fix (never a crawl that runs with the setting lo
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import pytest
+from scrapy.utils.test import get_crawler
 
-from robots_async.contrib.scrapy import UnknownSettingError, read_settings
+from robots_async.contrib.scrapy import (
+    ConfigurationError,
+    RobotsTxtMiddleware,
+    UnknownSettingError,
+    read_settings,
+)
 
 from .scrapy_cli import runspider
 from .test_scrapy_settings import STARTUP_FAILURE_EXIT
@@ -54,3 +61,29 @@ def test_misspelt_prefix_stops_scrapy_runspider(site: Site, tmp_path: Path) -> N
         in proc.stderr
     )
     assert host.paths() == []
+
+
+@pytest.mark.parametrize(
+    "url", ["redis://localhost:abc/0", "redis://localhost:6379/notanint", "redis+cluster://"]
+)
+def test_malformed_redis_url_names_the_setting(url: str) -> None:
+    """A URL with the right scheme but a bad port, database or no node stops the
+    middleware naming ROBOTSASYNC_REDIS_URL (it raised redis-py's ValueError or
+    RedisClusterException, or silently used database 0)."""
+    crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTSASYNC_REDIS_URL": url})
+    with pytest.raises(ConfigurationError, match=rf"^ROBOTSASYNC_REDIS_URL='{re.escape(url)}'"):
+        RobotsTxtMiddleware.from_crawler(crawler)
+
+
+def test_redis_prefix_with_braces_names_the_setting() -> None:
+    """RedisStore refuses '{' and '}' in a prefix (hash slots): the setting is refused at
+    reading, under its own name (it was RedisStore's ValueError, unreported)."""
+    crawler = get_crawler(
+        settings_dict={
+            "ROBOTSTXT_OBEY": True,
+            "ROBOTSASYNC_REDIS_URL": "redis://localhost:6379/0",
+            "ROBOTSASYNC_REDIS_PREFIX": "crawl{1}",
+        }
+    )
+    with pytest.raises(ConfigurationError, match=r"^ROBOTSASYNC_REDIS_PREFIX='crawl\{1\}'"):
+        RobotsTxtMiddleware.from_crawler(crawler)
