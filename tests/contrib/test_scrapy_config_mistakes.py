@@ -87,3 +87,29 @@ def test_redis_prefix_with_braces_names_the_setting() -> None:
     )
     with pytest.raises(ConfigurationError, match=r"^ROBOTSASYNC_REDIS_PREFIX='crawl\{1\}'"):
         RobotsTxtMiddleware.from_crawler(crawler)
+
+
+def test_store_in_a_missing_directory_names_the_setting(tmp_path: Path) -> None:
+    """ROBOTSASYNC_STORE where no file can be stops the middleware (it logged a warning
+    and crawled without a store: with ROBOTSASYNC_PACE, every process paced alone)."""
+    path = str(tmp_path / "missing" / "robots.sqlite")
+    crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTSASYNC_STORE": path})
+    with pytest.raises(
+        ConfigurationError, match=rf"^ROBOTSASYNC_STORE={re.escape(repr(path))} is not accepted"
+    ):
+        RobotsTxtMiddleware.from_crawler(crawler)
+
+
+async def test_jobdir_not_made_yet_is_made(tmp_path: Path) -> None:
+    """A JOBDIR that Scrapy has not made yet (SpiderState off) gets its store file."""
+    jobdir = tmp_path / "job" / "one"
+    crawler = get_crawler(
+        settings_dict={
+            "ROBOTSTXT_OBEY": True,
+            "JOBDIR": str(jobdir),
+            "EXTENSIONS": {"scrapy.extensions.spiderstate.SpiderState": None},
+        }
+    )
+    middleware = RobotsTxtMiddleware.from_crawler(crawler)
+    assert (jobdir / "robots_async.sqlite").is_file()
+    await middleware._spider_closed()
