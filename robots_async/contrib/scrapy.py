@@ -210,7 +210,7 @@ class RobotsTxtMiddleware:
             if config.usage_signals
             else None
         )
-        self._audit = AuditLog(config.audit_log) if config.audit_log else None
+        self._audit = _audit_log(config.audit_log) if config.audit_log else None
         crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
@@ -424,6 +424,14 @@ class RobotsTxtMiddleware:
         finally:
             if self._store is not None:
                 await self._store.aclose()
+
+
+def _audit_log(path: str) -> AuditLog:
+    """The audit log at ``path``; refused under the setting's name (ConfigurationError)."""
+    try:
+        return AuditLog(path)
+    except ConfigurationError as exc:
+        raise ConfigurationError("ROBOTSASYNC_AUDIT_LOG", path, exc.accepted) from None
 
 
 def _our_limit(entry: CacheEntry) -> bool:

@@ -5,8 +5,6 @@ read-only) still only falls back to fetching (tests/cache/test_sqlite_store.py).
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from typing import TYPE_CHECKING
 
 import pytest
@@ -14,23 +12,7 @@ import pytest
 import robots_async as ra
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
-
-
-@pytest.fixture
-def read_only_dir(tmp_path: Path) -> Iterator[Path]:
-    """A directory on a read-only file system (root ignores a chmod); skip where
-    mounting is not allowed."""
-    mount = tmp_path / "ro"
-    mount.mkdir()
-    command = ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(mount)]
-    if shutil.which("mount") is None or subprocess.run(command, check=False).returncode:
-        pytest.skip("cannot mount a read-only tmpfs here")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=True)
 
 
 @pytest.mark.parametrize(

@@ -53,3 +53,15 @@ def test_bad_configuration_fails_at_construction(tmp_path: Path) -> None:
         ra.AuditLog(tmp_path / "a.jsonl", batch=0)
     with pytest.raises(ra.ConfigurationError, match="existing directory"):
         ra.AuditLog(tmp_path / "missing" / "a.jsonl")
+
+
+def test_path_that_cannot_be_appended_to_fails_at_construction(
+    tmp_path: Path, read_only_dir: Path
+) -> None:
+    """A directory (``ROBOTSASYNC_AUDIT_LOG = "logs/"``) or a read-only file system was
+    accepted; the first batch then raised IsADirectoryError / OSError in the crawl's
+    response path and its lines were lost."""
+    with pytest.raises(ra.ConfigurationError, match="a directory"):
+        ra.AuditLog(tmp_path)
+    with pytest.raises(ra.ConfigurationError, match="Read-only file system"):
+        ra.AuditLog(read_only_dir / "audit.jsonl")

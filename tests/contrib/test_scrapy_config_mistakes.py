@@ -113,3 +113,15 @@ async def test_jobdir_not_made_yet_is_made(tmp_path: Path) -> None:
     middleware = RobotsTxtMiddleware.from_crawler(crawler)
     assert (jobdir / "robots_async.sqlite").is_file()
     await middleware._spider_closed()
+
+
+@pytest.mark.parametrize("name", [".", "missing/audit.jsonl"])
+def test_audit_log_that_cannot_be_written_names_the_setting(tmp_path: Path, name: str) -> None:
+    """A directory was accepted (the crawl ran; its audit lines failed at the first batch
+    and at close); a missing directory was refused as 'AuditLog(path=)', not the setting."""
+    path = str(tmp_path / name)
+    crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTSASYNC_AUDIT_LOG": path})
+    with pytest.raises(
+        ConfigurationError, match=rf"^ROBOTSASYNC_AUDIT_LOG={re.escape(repr(path))}"
+    ):
+        RobotsTxtMiddleware.from_crawler(crawler)
