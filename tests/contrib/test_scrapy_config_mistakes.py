@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 import pytest
+from scrapy import Request
 from scrapy.utils.test import get_crawler
 
 from robots_async.contrib.scrapy import (
@@ -124,4 +125,47 @@ def test_audit_log_that_cannot_be_written_names_the_setting(tmp_path: Path, name
     with pytest.raises(
         ConfigurationError, match=rf"^ROBOTSASYNC_AUDIT_LOG={re.escape(repr(path))}"
     ):
+        RobotsTxtMiddleware.from_crawler(crawler)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("ROBOTSTXT_USER_AGENT", "(+https://example.org/bot)"),
+        ("ROBOTSTXT_USER_AGENT", "/MyBot"),
+        ("USER_AGENT", " (compatible) "),
+    ],
+)
+def test_user_agent_without_a_crawler_name_is_refused(name: str, value: str) -> None:
+    """No product token: the crawl matched robots.txt as the nameless crawler (only the
+    ``*`` group, never its own), where RobotsChecker refuses that User-Agent."""
+    crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, name: value})
+    with pytest.raises(ConfigurationError, match=rf"^{name}={re.escape(repr(value))} is not"):
+        RobotsTxtMiddleware.from_crawler(crawler)
+
+
+def test_user_agent_is_not_checked_where_robotstxt_user_agent_names_the_crawler() -> None:
+    crawler = get_crawler(
+        settings_dict={
+            "ROBOTSTXT_OBEY": True,
+            "ROBOTSTXT_USER_AGENT": "MyBot",
+            "USER_AGENT": "(compatible)",
+        }
+    )
+    RobotsTxtMiddleware.from_crawler(crawler)
+
+
+def test_user_agent_in_bytes_is_read_as_text() -> None:
+    """ROBOTSTXT_USER_AGENT = b"MyBot/1.0" (Scrapy's own middleware takes bytes) made
+    every request fail with product_token's TypeError."""
+    crawler = get_crawler(
+        settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTSTXT_USER_AGENT": b"MyBot/1.0"}
+    )
+    middleware = RobotsTxtMiddleware.from_crawler(crawler)
+    assert middleware._user_agent(Request("http://example.org/")) == "MyBot/1.0"
+
+
+def test_user_agent_of_another_type_is_refused() -> None:
+    crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTSTXT_USER_AGENT": 7})
+    with pytest.raises(ConfigurationError, match=r"^ROBOTSTXT_USER_AGENT=7 is not accepted"):
         RobotsTxtMiddleware.from_crawler(crawler)
