@@ -128,7 +128,10 @@ if last then start = math.max(start, last + interval) end
 redis.call("hset", KEYS[1], "last", string.format("%.6f", start))
 local keep = math.max(start + interval, finish) - now + margin
 local ttl = redis.call("pttl", KEYS[1])
-if ttl < keep * 1000 then redis.call("pexpire", KEYS[1], math.ceil(keep * 1000)) end
+-- At most 10^13 ms (~317 years): Lua passes a larger number as "1e+14" (%.14g),
+-- which PEXPIRE refuses, and the pacing of huge limits failed in Redis every time.
+local px = math.min(math.ceil(keep * 1000), 1e13)
+if ttl < px then redis.call("pexpire", KEYS[1], px) end
 return {string.format("%.6f", start - now), failures, 1}
 """
 # ARGV: busy ("1"/"0"), retry_after seconds ("" for none), max_retry_after,
@@ -177,7 +180,10 @@ else
     keep = keep + tonumber(ARGV[4]) * (tonumber(ARGV[7]) + 1)  -- core.pacing.keep_for
 end
 local ttl = redis.call("pttl", KEYS[1])
-if ttl < keep * 1000 then redis.call("pexpire", KEYS[1], math.ceil(keep * 1000)) end
+-- At most 10^13 ms (~317 years): Lua passes a larger number as "1e+14" (%.14g),
+-- which PEXPIRE refuses, and the pacing of huge limits failed in Redis every time.
+local px = math.min(math.ceil(keep * 1000), 1e13)
+if ttl < px then redis.call("pexpire", KEYS[1], px) end
 return 1
 """
 
