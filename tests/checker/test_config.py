@@ -436,3 +436,27 @@ def test_cache_refuses_parts_of_the_wrong_kind(
     assert_names(raised.value, f"RobotsCache.{setting}", value, accepted)
     with pytest.raises(ra.ConfigurationTypeError, match=r"^RobotsCache\.fetcher='x'"):
         ra.RobotsCache("x")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "setting", "accepted"),
+    [
+        ({"policy": "googlebot"}, "policy", "None or a FetchPolicy"),
+        ({"session": "x"}, "session", "None or an aiohttp.ClientSession"),
+        ({"resolver": "8.8.8.8"}, "resolver", "None or an aiohttp AbstractResolver"),
+        ({"public_address": True}, "public_address", "a function"),
+        ({"headers": [("X-Bot", "1")]}, "headers", "None or a mapping"),
+        ({"user_agent": b"MyBot"}, "user_agent", "a non-empty string"),
+    ],
+)
+def test_fetcher_refuses_parts_of_the_wrong_kind(
+    kwargs: dict[str, Any], setting: str, accepted: str
+) -> None:
+    """Found: policy="googlebot" (a preset's name) was kept and the first fetch raised
+    AttributeError ('str' object has no attribute 'connect_timeout'); a str session,
+    resolver or public_address, or headers as pairs, failed there likewise."""
+    arguments = {"user_agent": USER_AGENT, **kwargs}
+    with pytest.raises(ra.ConfigurationTypeError) as raised:
+        ra.AiohttpFetcher(**arguments)
+    [value] = kwargs.values()
+    assert_names(raised.value, f"AiohttpFetcher.{setting}", value, accepted)
