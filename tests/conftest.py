@@ -1,11 +1,17 @@
-"""Fixtures shared by the top-level tests (the command line's)."""
+"""Fixtures shared by the top-level tests (the command line's) and by every folder."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import shutil
+import subprocess
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from aiohttp import web
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: Starts an aiohttp app on 127.0.0.1 and returns its base URL.
 Serve = Callable[[web.Application], Awaitable[str]]
@@ -26,3 +32,18 @@ async def serve() -> AsyncIterator[Serve]:
     yield start
     for runner in runners:
         await runner.cleanup()
+
+
+@pytest.fixture
+def read_only_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory on a read-only file system (root ignores a chmod); skip where
+    mounting is not allowed."""
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    command = ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(mount)]
+    if shutil.which("mount") is None or subprocess.run(command, check=False).returncode:
+        pytest.skip("cannot mount a read-only tmpfs here")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)

@@ -96,6 +96,9 @@ class RobotsCache(SharedStoreProtocol, EntryTable):
     ) -> None:
         check_cache(
             "RobotsCache",
+            fetcher=fetcher,
+            store=store,
+            clock=clock,
             policy=policy,
             match_policy=match_policy,
             max_entries=max_entries,

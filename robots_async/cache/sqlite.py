@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..core.errors import StoreError
+from ..core.errors import ConfigurationError, StoreError
 from ..fetch.deadline import within
 from .closing import AsyncClosing
 from .records import decode, encode
@@ -107,6 +107,9 @@ class SQLiteStore(AsyncClosing):
     reason (corrupt, locked) is only logged, and opening is tried again later.
 
     :param path: the database file; its directory must exist.
+    :raises ConfigurationError: a path where no store file can be (its directory is
+        missing or read-only, it is a directory, or ``''``/``':memory:'``, a database
+        private to one connection): configuration, not a bad file to live with.
     :param keep_for: how long a record is kept after it was written, so that a later
         fetch can still fall back on its last good copy (RFC 9309 §2.3.1.4: 30 days).
     :param timeout: seconds one call may take, waits for a lock included.
@@ -124,6 +127,7 @@ class SQLiteStore(AsyncClosing):
         _check_positive("timeout", timeout)
         _check_positive("keep_for", keep_for)
         self._path = os.fspath(path)
+        _check_path(self._path)
         self._keep_for = keep_for
         self._timeout = timeout
         self._puts = 0
@@ -444,6 +448,25 @@ def _create(path: str, conn: sqlite3.Connection) -> None:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+
+
+def _check_path(path: str) -> None:
+    """Refuse a path where no store file can be: the crawl would otherwise run with
+    one warning and no store (a fleet sharing nothing: every process fetching and
+    pacing alone), or on a database no other process sees."""
+    accepted = "the path of a database file in an existing, writable directory"
+    if path in ("", ":memory:"):
+        why = "private to one connection: MemoryStore shares within one process"
+        raise ConfigurationError("SQLiteStore(path=)", path, f"{accepted} ({path!r} is {why})")
+    if os.path.isdir(path):
+        raise ConfigurationError("SQLiteStore(path=)", path, f"{accepted} (this is a directory)")
+    if not os.path.exists(path):
+        try:  # make the empty file, as SQLite would: a new file is a new database
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
+        except OSError as exc:
+            raise ConfigurationError(
+                "SQLiteStore(path=)", path, f"{accepted} ({exc.strerror or exc})"
+            ) from None
 
 
 def _check_positive(name: str, value: object) -> None:

@@ -36,6 +36,16 @@ class AuditLog:
         self.path = Path(path)
         if not self.path.parent.is_dir():
             raise ConfigurationError("AuditLog(path=)", path, "a file in an existing directory")
+        # Opened for appending once here (made if missing, as the first batch would):
+        # a directory or a read-only file system otherwise failed at the first batch,
+        # an OSError in the crawl's response path with that batch's lines lost.
+        try:
+            self.path.open("a", encoding="utf-8").close()
+        except OSError as exc:
+            why = "a directory" if self.path.is_dir() else exc.strerror or str(exc)
+            raise ConfigurationError(
+                "AuditLog(path=)", path, f"a file that can be appended to ({why})"
+            ) from None
         self._batch = batch
         self._lines: list[str] = []
         self._turn = asyncio.Lock()  # one batch written at a time, in order

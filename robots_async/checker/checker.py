@@ -13,7 +13,7 @@ from ..cache.cache import CacheEntry, CacheStats, RobotsCache
 from ..cache.closing import AsyncClosing
 from ..cache.settings import check_checker, check_pacing
 from ..core.agent import require_token
-from ..core.errors import ClosedError, EventLoopError
+from ..core.errors import ClosedError, ConfigurationTypeError, EventLoopError
 from ..core.sitemaps import named_sitemaps
 from ..core.url import Origin
 from ..fetch.policy import FetchPolicy, Source
@@ -151,6 +151,13 @@ class RobotsChecker(PacedChecks, UsageChecks, AsyncClosing):
         self._token = check_checker(
             user_agent=user_agent,
             robots_token=robots_token,
+            parts={
+                "session": session,
+                "fetcher": fetcher,
+                "store": store,
+                "clock": clock,
+                "sleep": sleep,
+            },
             policy=policy,
             fetch_policy=fetch_policy,
             max_delay=max_delay,
@@ -158,6 +165,8 @@ class RobotsChecker(PacedChecks, UsageChecks, AsyncClosing):
             max_entries=max_entries,
             max_memory=max_memory,
         )
+        if cache is not None and not isinstance(cache, RobotsCache):  # 0 was "no cache"
+            raise ConfigurationTypeError("RobotsChecker.cache", cache, "None or a RobotsCache")
         check_pacing(
             "RobotsChecker",
             min_delay=min_delay,

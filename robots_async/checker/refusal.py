@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..core.results import Verdict
     from ..core.usage import UsageCategory, UsagePreferences
     from ..core.usage_answer import UsageAnswer
-    from .checker import Decision
+    from .checker import Decision, RobotsChecker
 
 __all__ = [
     "DisallowedError",
@@ -28,6 +28,7 @@ __all__ = [
     "held_back",
     "refused_categories",
     "refusing",
+    "require_checker",
     "usage_signals_wanted",
 ]
 
@@ -194,3 +195,20 @@ def refusing(answer: UsageAnswer, refused: tuple[UsageCategory, ...]) -> UsageCa
         if answer.refusing([category]):
             return category
     return None
+
+
+def require_checker(owner: str, checker: object) -> RobotsChecker:
+    """``checker`` itself, or a TypeError saying how to make one (a User-Agent string
+    in its place used to fail on the first request with an AttributeError)."""
+    from .checker import RobotsChecker
+
+    if isinstance(checker, RobotsChecker):
+        return checker
+    example = (
+        repr(checker) if isinstance(checker, str) else '"MyBot/1.0 (+https://example.org/bot)"'
+    )
+    raise TypeError(
+        f"{owner} expects a robots_async.RobotsChecker, not {type(checker).__name__}: "
+        f"create one with `async with RobotsChecker({example}) as checker:` and pass "
+        f"{owner}(checker)"
+    )

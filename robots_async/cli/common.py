@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.agent import require_token
+from ..core.errors import ConfigurationError
 from ..core.parser import DEFAULT_MAX_BYTES, parse
 from .options import FETCH_POLICIES, UsageError
 
@@ -66,8 +67,15 @@ async def _checker(args: argparse.Namespace, **options: Any) -> AsyncIterator[Ro
     async with contextlib.AsyncExitStack() as stack:
         if path is not None:
             from ..cache.sqlite import SQLiteStore
+            from ..cache.store import StoreSchemaError
 
-            options["store"] = await stack.enter_async_context(SQLiteStore(path))
+            try:
+                store = SQLiteStore(path)
+            except ConfigurationError as exc:  # a missing directory: exit 2, not 1
+                raise UsageError(str(ConfigurationError("--store", path, exc.accepted))) from None
+            except StoreSchemaError as exc:  # another program's file
+                raise UsageError(f"--store: {exc}") from None
+            options["store"] = await stack.enter_async_context(store)
         checker = RobotsChecker(
             args.agent, fetch_policy=_fetch_policy(args), policy=args.policy, **options
         )

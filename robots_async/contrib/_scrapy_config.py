@@ -68,19 +68,36 @@ def _store_from(config: ScrapyConfig, jobdir: str | None = None) -> RobotsStore 
     """Redis if configured; else the SQLite file (by default in JOBDIR); else none.
 
     :raises StoreSchemaError: a store file from a newer version (stops the crawl).
+    :raises ConfigurationError: naming ROBOTSASYNC_REDIS_URL, for a URL the store
+        refuses (a bad port, database or query option), or ROBOTSASYNC_STORE (JOBDIR)
+        for a path where no SQLite file can be (a missing or read-only directory).
     """
     if config.redis_url is not None:
         from .redis import RedisStore
 
-        return RedisStore(config.redis_url, prefix=config.redis_prefix)
-    path = config.store
+        try:
+            return RedisStore(config.redis_url, prefix=config.redis_prefix)
+        except ConfigurationError as exc:
+            raise ConfigurationError("ROBOTSASYNC_REDIS_URL", exc.value, exc.accepted) from None
+    path, setting = config.store, "ROBOTSASYNC_STORE"
     if path is None and jobdir:
-        path = os.path.join(jobdir, "robots_async.sqlite")
+        # Scrapy makes JOBDIR when SpiderState or the scheduler first needs it, maybe
+        # after this middleware is built: make it now, as they would.
+        path, setting = os.path.join(jobdir, "robots_async.sqlite"), "JOBDIR"
+        try:
+            os.makedirs(jobdir, exist_ok=True)
+        except OSError as exc:
+            raise ConfigurationError(
+                setting, jobdir, f"a directory that can be made ({exc.strerror or exc})"
+            ) from None
     if not path:
         return None
     from ..cache.sqlite import SQLiteStore
 
-    return SQLiteStore(path)
+    try:
+        return SQLiteStore(path)
+    except ConfigurationError as exc:
+        raise ConfigurationError(setting, exc.value, exc.accepted) from None
 
 
 def _require_asyncio(crawler: Crawler) -> None:

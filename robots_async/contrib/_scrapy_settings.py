@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, get_args
 
@@ -121,9 +122,11 @@ def _store_path(value: object) -> object:
 
 
 def _prefix(value: object) -> object:
-    if isinstance(value, str) and value.strip():
+    # No braces: they would change the keys' hash slot (RedisStore refuses them too).
+    if isinstance(value, str) and value.strip() and not {"{", "}"} & set(value):
         return value
-    raise (ValueError if isinstance(value, str) else TypeError)("a non-empty string")
+    accepted = "a non-empty string without '{' or '}'"
+    raise (ValueError if isinstance(value, str) else TypeError)(accepted)
 
 
 def _categories(value: object) -> object:
@@ -383,17 +386,33 @@ class UnknownSettingError(ConfigurationError):
         self.suggestion = suggestion
 
 
+def _folded(name: str) -> str:
+    """``name`` in capitals without separators: ``ROBOTS_ASYNC_PACE`` -> ``ROBOTSASYNCPACE``."""
+    return re.sub(r"[^A-Z0-9]", "", name.upper())
+
+
+#: The prefix folded: a name that folds to it is ours, however it is spelt.
+_FOLDED_PREFIX = _folded(PREFIX)
+
+
 def check_names(settings: Mapping[str, object]) -> None:
     """Refuse any name under :data:`PREFIX` that is not in :data:`SETTINGS`.
 
-    Scrapy does not check setting names, so this library checks its own prefix.
+    Scrapy does not check setting names, so this library checks its own prefix, in
+    any case and with any separators: the package is ``robots_async``, and a
+    ``ROBOTS_ASYNC_REFUSE_USAGE`` ignored as another library's name turned the
+    AI opt-out off without a word.
     :raises UnknownSettingError: naming the closest known setting, if any.
     """
     known = [setting.name for setting in SETTINGS]
-    for name in settings:
-        if str(name).startswith(PREFIX) and name not in known:
-            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-            raise UnknownSettingError(name, close[0] if close else None)
+    by_folded = {_folded(name): name for name in known}
+    for name in map(str, settings):
+        if name in known or not _folded(name).startswith(_FOLDED_PREFIX):
+            continue
+        if _folded(name) in by_folded:  # the right name, spelt otherwise
+            raise UnknownSettingError(name, by_folded[_folded(name)])
+        close = difflib.get_close_matches(name.upper(), known, n=1, cutoff=0.6)
+        raise UnknownSettingError(name, close[0] if close else None)
 
 
 def read_settings(settings: Mapping[str, object] | None) -> ScrapyConfig:

@@ -28,7 +28,6 @@ from aiohttp import hdrs
 from aiohttp.http import SERVER_SOFTWARE
 
 from ..checker import refusal as _refusal
-from ..checker.checker import RobotsChecker
 from ..core.usage import UsagePreferences, combine_usage, usage_from_header
 from ..core.validate import boolean
 
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     from aiohttp import ClientRequest, ClientResponse, ClientSession, TraceRequestHeadersSentParams
     from aiohttp.client_middlewares import ClientHandlerType
 
+    from ..checker.checker import RobotsChecker
     from ..core.usage import UsageCategory
     from ..core.usage_answer import UsageAnswer
 
@@ -122,21 +122,6 @@ async def usage_answer(response: ClientResponse, body: bytes | None = None) -> U
     return await checker.usage(str(response.url), response.headers, body, user_agent=user_agent)
 
 
-def _require_checker(checker: object) -> RobotsChecker:
-    """``checker`` itself, or a TypeError saying how to make one (a User-Agent string
-    in its place used to fail on the first request with an AttributeError)."""
-    if isinstance(checker, RobotsChecker):
-        return checker
-    example = (
-        repr(checker) if isinstance(checker, str) else '"MyBot/1.0 (+https://example.org/bot)"'
-    )
-    raise TypeError(
-        f"RobotsMiddleware expects a robots_async.RobotsChecker, not {type(checker).__name__}: "
-        f"create one with `async with RobotsChecker({example}) as checker:` and pass "
-        "RobotsMiddleware(checker)"
-    )
-
-
 class RobotsMiddleware:
     """Client middleware that refuses requests robots.txt disallows.
 
@@ -180,7 +165,7 @@ class RobotsMiddleware:
         refuse_usage: Iterable[UsageCategory] = (),
         usage_signals: bool | None = None,
     ) -> None:
-        self.checker = _require_checker(checker)
+        self.checker = _refusal.require_checker("RobotsMiddleware", checker)
         self.pace = boolean("RobotsMiddleware.pace", pace)
         self.respect_crawl_delay = boolean(
             "RobotsMiddleware.respect_crawl_delay", respect_crawl_delay

@@ -36,6 +36,7 @@ from ..checker.checker import Decision
 from ..core.agent import require_token
 from ..core.errors import ConfigurationTypeError
 from ..core.usage import UsagePreferences, combine_usage, usage_from_header
+from ..core.validate import boolean
 from ..fetch.wire import wire_url
 
 if TYPE_CHECKING:
@@ -202,8 +203,8 @@ class RobotsTransport(httpx.AsyncBaseTransport):
             raise ConfigurationTypeError(
                 "transport", transport, "an httpx.AsyncBaseTransport (or None)"
             )
-        self.checker = checker
-        self.pace = pace
+        self.checker = _refusal.require_checker("RobotsTransport", checker)
+        self.pace = boolean("RobotsTransport.pace", pace)
         self.refuse_usage = _refusal.refused_categories(
             "RobotsTransport.refuse_usage", refuse_usage
         )

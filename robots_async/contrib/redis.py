@@ -27,18 +27,20 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 import secrets
 import sys
 import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
 
 try:
     import redis.asyncio as aioredis
     from redis.asyncio.cluster import RedisCluster
     from redis.asyncio.retry import Retry
     from redis.backoff import NoBackoff
-    from redis.exceptions import RedisError
+    from redis.exceptions import RedisClusterException, RedisError
 except ImportError as exc:  # pragma: no cover - exercised without redis installed
     raise ImportError(
         "robots_async.contrib.redis needs redis-py: pip install 'robots-async[redis]'"
@@ -49,7 +51,7 @@ from ..cache.pace_table import Reservation
 from ..cache.records import decode, encode
 from ..cache.resources import decode_resource, encode_resource
 from ..cache.store import Lease, ResourceLease, StoredRobots
-from ..core.errors import StoreError, _shown
+from ..core.errors import ConfigurationError, StoreError, _shown
 from ..core.pacing import JITTER, MARGIN
 from ..fetch.deadline import within
 
@@ -126,7 +128,10 @@ if last then start = math.max(start, last + interval) end
 redis.call("hset", KEYS[1], "last", string.format("%.6f", start))
 local keep = math.max(start + interval, finish) - now + margin
 local ttl = redis.call("pttl", KEYS[1])
-if ttl < keep * 1000 then redis.call("pexpire", KEYS[1], math.ceil(keep * 1000)) end
+-- At most 10^13 ms (~317 years): Lua passes a larger number as "1e+14" (%.14g),
+-- which PEXPIRE refuses, and the pacing of huge limits failed in Redis every time.
+local px = math.min(math.ceil(keep * 1000), 1e13)
+if ttl < px then redis.call("pexpire", KEYS[1], px) end
 return {string.format("%.6f", start - now), failures, 1}
 """
 # ARGV: busy ("1"/"0"), retry_after seconds ("" for none), max_retry_after,
@@ -175,7 +180,10 @@ else
     keep = keep + tonumber(ARGV[4]) * (tonumber(ARGV[7]) + 1)  -- core.pacing.keep_for
 end
 local ttl = redis.call("pttl", KEYS[1])
-if ttl < keep * 1000 then redis.call("pexpire", KEYS[1], math.ceil(keep * 1000)) end
+-- At most 10^13 ms (~317 years): Lua passes a larger number as "1e+14" (%.14g),
+-- which PEXPIRE refuses, and the pacing of huge limits failed in Redis every time.
+local px = math.min(math.ceil(keep * 1000), 1e13)
+if ttl < px then redis.call("pexpire", KEYS[1], px) end
 return 1
 """
 
@@ -192,6 +200,9 @@ class RedisStore(AsyncClosing):
         fetch can still fall back on its last good copy (RFC 9309 §2.3.1.4: 30 days).
     :param timeout: seconds any one command may take, whatever the client's own
         settings; also the socket timeouts of a client built from a URL.
+    :raises ConfigurationError: for a URL that cannot work (a bad port, database or
+        query option, no node), here rather than at every command; the server is not
+        contacted (one down at startup is a store error: each worker fetches alone).
     """
 
     def __init__(
@@ -436,13 +447,40 @@ def _connect(url: str, timeout: float) -> aioredis.Redis | RedisCluster:
         "retry": Retry(NoBackoff(), 0),
     }
     scheme, separator, rest = url.partition("://")
-    if scheme.lower() in _CLUSTER_SCHEMES and separator:
-        # One more attempt, after redis-py re-learns the slots: a command sent to a
-        # master that has just been replaced then reaches its successor.
-        options["retry"] = Retry(NoBackoff(), 1)
-        cluster_url = f"{_CLUSTER_SCHEMES[scheme.lower()]}://{rest}"
-        return RedisCluster.from_url(cluster_url, **options)
-    return aioredis.Redis.from_url(url, **options)
+    cluster = scheme.lower() in _CLUSTER_SCHEMES and bool(separator)
+    try:
+        _check_database(url, cluster=cluster)
+        if cluster:
+            # One more attempt, after redis-py re-learns the slots: a command sent to a
+            # master that has just been replaced then reaches its successor.
+            options["retry"] = Retry(NoBackoff(), 1)
+            cluster_url = f"{_CLUSTER_SCHEMES[scheme.lower()]}://{rest}"
+            return RedisCluster.from_url(cluster_url, **options)
+        client = aioredis.Redis.from_url(url, **options)
+        # A connection made (not connected) here refuses an unknown query option,
+        # which otherwise failed every command of the crawl with a TypeError.
+        pool = client.connection_pool
+        pool.connection_class(**pool.connection_kwargs)
+    except (ValueError, TypeError, RedisError, RedisClusterException) as exc:
+        hidden = re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)  # no password in logs
+        reason = str(exc).partition("\n")[0]
+        raise ConfigurationError(
+            "RedisStore(url=)",
+            hidden,
+            f"a Redis URL such as 'redis://host:6379/0', 'rediss://user:password@host/0', "
+            f"'unix:///path/redis.sock?db=0' or 'redis+cluster://host:7000' ({reason})",
+        ) from None
+    return client
+
+
+def _check_database(url: str, *, cluster: bool) -> None:
+    """Refuse a database path redis-py would misread: ``/x`` was ignored (database 0),
+    ``/1/2`` read as 12, ``/-1`` failed every command; a cluster has database 0 only."""
+    if url.lower().startswith("unix:"):
+        return  # the path is the socket's; the database is ?db=
+    path = urlsplit(url).path.strip("/")
+    if path and not (path == "0" if cluster else path.isascii() and path.isdigit()):
+        raise ValueError(f"database {path!r} is not {'0' if cluster else 'a number'}")
 
 
 def _client_options(client: aioredis.Redis | RedisCluster) -> dict[str, Any]:

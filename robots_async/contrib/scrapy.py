@@ -178,8 +178,10 @@ class RobotsTxtMiddleware:
         self.config = config = read_settings(settings)
         _require_asyncio(crawler)
         self.crawler = crawler
-        self._default_useragent: str = settings.get("USER_AGENT", "Scrapy")
-        self._robotstxt_useragent: str | None = settings.get("ROBOTSTXT_USER_AGENT")
+        self._robotstxt_useragent = _agent_setting(settings, "ROBOTSTXT_USER_AGENT")
+        # USER_AGENT names the crawler only when ROBOTSTXT_USER_AGENT does not.
+        default = None if self._robotstxt_useragent else _agent_setting(settings, "USER_AGENT")
+        self._default_useragent = default or "Scrapy"
         self._policy = fetch_policy_from(config)
         # Requests waiting for robots.txt leave CONCURRENT_REQUESTS free, up to 8 per
         # slot of it; past that they count again (back-pressure).
@@ -210,7 +212,7 @@ class RobotsTxtMiddleware:
             if config.usage_signals
             else None
         )
-        self._audit = AuditLog(config.audit_log) if config.audit_log else None
+        self._audit = _audit_log(config.audit_log) if config.audit_log else None
         crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
@@ -424,6 +426,35 @@ class RobotsTxtMiddleware:
         finally:
             if self._store is not None:
                 await self._store.aclose()
+
+
+def _agent_setting(settings: Any, name: str) -> str | None:
+    """The User-Agent in setting ``name`` (None when unset or empty, as Scrapy reads it).
+
+    :raises ConfigurationError: for one without a crawler's name: it matched robots.txt
+        as the nameless crawler (the ``*`` group only, never its own), a User-Agent
+        RobotsChecker refuses; for bytes, Scrapy's own middleware's spelling, the text.
+    """
+    value = settings.get(name)
+    if not value:
+        return None
+    accepted = (
+        "a User-Agent that starts with the crawler's name, e.g. "
+        "'MyBot/1.0 (+https://example.org/bot)'"
+    )
+    if not isinstance(value, (str, bytes)):
+        raise ConfigurationTypeError(name, value, accepted)
+    if not product_token(_text(value)):
+        raise ConfigurationError(name, value, accepted)
+    return _text(value)
+
+
+def _audit_log(path: str) -> AuditLog:
+    """The audit log at ``path``; refused under the setting's name (ConfigurationError)."""
+    try:
+        return AuditLog(path)
+    except ConfigurationError as exc:
+        raise ConfigurationError("ROBOTSASYNC_AUDIT_LOG", path, exc.accepted) from None
 
 
 def _our_limit(entry: CacheEntry) -> bool:

@@ -19,14 +19,17 @@ import asyncio
 import hashlib
 import socket
 import zlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import aiohttp
+from aiohttp.abc import AbstractResolver
 from yarl import URL
 
-from ..core.errors import ClosedError, ConfigurationError
+from ..core.errors import ClosedError, ConfigurationError, ConfigurationTypeError
 from ..core.parser import RobotsParser
 from ..core.policy import get_policy
+from ..core.validate import text
 from .addresses import ip_or_none, is_public, legacy_ipv4
 from .codings import ACCEPTED_CODINGS, StackDecoder, plan
 from .http import RedirectChain, is_redirect
@@ -34,9 +37,7 @@ from .policy import FetchPolicy
 from .resolver import GUARD, LOCAL_ERRNOS, BlockedAddressError, GuardedResolver, HopGuard
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
-
-    from aiohttp.abc import AbstractResolver
+    from collections.abc import Iterable, Iterator
 
     from ..core.policy import MatchPolicy, PolicyName
     from ..core.robots import RobotsTxt
@@ -104,6 +105,14 @@ class AiohttpFetcher:
                 resolver,
                 "None when session= is given (configure the resolver on your session)",
             )
+        _check_parts(
+            session=session,
+            user_agent=user_agent,
+            policy=policy,
+            headers=headers,
+            resolver=resolver,
+            public_address=public_address,
+        )
         self._session = session
         self._owns_session = session is None
         self._resolver = resolver
@@ -442,3 +451,31 @@ def _not_modified(
 def _describe(exc: BaseException) -> str:
     text = str(exc)[:200]
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _check_parts(
+    *,
+    session: object,
+    user_agent: object,
+    policy: object,
+    headers: object,
+    resolver: object,
+    public_address: object,
+) -> None:
+    """Refuse a part of the wrong kind at construction: a preset's name for ``policy``
+    or a str session, resolver or public_address failed only at the first fetch."""
+    owner = "AiohttpFetcher"
+    kinds = {
+        "session": (session, aiohttp.ClientSession, "an aiohttp.ClientSession"),
+        "policy": (policy, FetchPolicy, "a FetchPolicy (e.g. FetchPolicy.googlebot())"),
+        "headers": (headers, Mapping, "a mapping of header names to values"),
+        "resolver": (resolver, AbstractResolver, "an aiohttp AbstractResolver"),
+    }
+    for name, (value, kind, accepted) in kinds.items():
+        if value is not None and not isinstance(value, kind):
+            raise ConfigurationTypeError(f"{owner}.{name}", value, f"None or {accepted}")
+    text(f"{owner}.user_agent", user_agent)
+    if not callable(public_address):
+        raise ConfigurationTypeError(
+            f"{owner}.public_address", public_address, "a function of an IP address"
+        )

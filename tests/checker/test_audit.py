@@ -103,3 +103,15 @@ async def test_the_usage_answer_is_for_the_user_agent_recorded(
     assert answer.get("search") == "disallowed"
     (line,) = [json.loads(x) for x in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert line["usage"] == {"search": "disallowed", "train-ai": "disallowed"}
+
+
+def test_path_that_cannot_be_appended_to_fails_at_construction(
+    tmp_path: Path, read_only_dir: Path
+) -> None:
+    """A directory (``ROBOTSASYNC_AUDIT_LOG = "logs/"``) or a read-only file system was
+    accepted; the first batch then raised IsADirectoryError / OSError in the crawl's
+    response path and its lines were lost."""
+    with pytest.raises(ra.ConfigurationError, match="a directory"):
+        ra.AuditLog(tmp_path)
+    with pytest.raises(ra.ConfigurationError, match="Read-only file system"):
+        ra.AuditLog(read_only_dir / "audit.jsonl")

@@ -387,3 +387,76 @@ def test_validators_for_adapters() -> None:
     with pytest.raises(ra.ConfigurationError) as raised:
         _config.choice("ROBOTSASYNC_FORBIDDEN", "deny", ("allow", "disallow"))
     assert_names(raised.value, "ROBOTSASYNC_FORBIDDEN", "deny", "one of 'allow', 'disallow'")
+
+
+STORE = "None or a RobotsStore"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "setting", "accepted"),
+    [
+        ({"store": "redis://localhost:6379/0"}, "store", STORE),
+        ({"store": "/tmp/robots.sqlite"}, "store", STORE),
+        ({"store": 0}, "store", STORE),
+        ({"cache": "cache"}, "cache", "None or a RobotsCache"),
+        ({"cache": 0}, "cache", "None or a RobotsCache"),
+        ({"cache": ra.MemoryStore()}, "cache", "None or a RobotsCache"),
+        ({"fetcher": "x"}, "fetcher", "None or a Fetcher"),
+        ({"session": "x"}, "session", "None or an aiohttp.ClientSession"),
+        ({"clock": 0.0}, "clock", "a function"),
+        ({"sleep": None}, "sleep", "a function"),
+    ],
+)
+def test_checker_refuses_parts_of_the_wrong_kind(
+    kwargs: dict[str, Any], setting: str, accepted: str
+) -> None:
+    """Found: store="redis://..." (a URL for a RedisStore) and the other parts were kept,
+    and the first check raised AttributeError ('str' object has no attribute 'get');
+    cache=0 was taken as no cache; cache=MemoryStore() raised AttributeError."""
+    with pytest.raises(ra.ConfigurationTypeError) as raised:
+        ra.RobotsChecker(USER_AGENT, **kwargs)
+    [value] = kwargs.values()
+    assert_names(raised.value, f"RobotsChecker.{setting}", value, accepted)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "setting", "accepted"),
+    [
+        ({"store": "redis://localhost:6379/0"}, "store", STORE),
+        ({"clock": "time"}, "clock", "a function"),
+    ],
+)
+def test_cache_refuses_parts_of_the_wrong_kind(
+    kwargs: dict[str, Any], setting: str, accepted: str
+) -> None:
+    fetcher = ra.AiohttpFetcher(user_agent=USER_AGENT)
+    with pytest.raises(ra.ConfigurationTypeError) as raised:
+        ra.RobotsCache(fetcher, **kwargs)
+    [value] = kwargs.values()
+    assert_names(raised.value, f"RobotsCache.{setting}", value, accepted)
+    with pytest.raises(ra.ConfigurationTypeError, match=r"^RobotsCache\.fetcher='x'"):
+        ra.RobotsCache("x")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "setting", "accepted"),
+    [
+        ({"policy": "googlebot"}, "policy", "None or a FetchPolicy"),
+        ({"session": "x"}, "session", "None or an aiohttp.ClientSession"),
+        ({"resolver": "8.8.8.8"}, "resolver", "None or an aiohttp AbstractResolver"),
+        ({"public_address": True}, "public_address", "a function"),
+        ({"headers": [("X-Bot", "1")]}, "headers", "None or a mapping"),
+        ({"user_agent": b"MyBot"}, "user_agent", "a non-empty string"),
+    ],
+)
+def test_fetcher_refuses_parts_of_the_wrong_kind(
+    kwargs: dict[str, Any], setting: str, accepted: str
+) -> None:
+    """Found: policy="googlebot" (a preset's name) was kept and the first fetch raised
+    AttributeError ('str' object has no attribute 'connect_timeout'); a str session,
+    resolver or public_address, or headers as pairs, failed there likewise."""
+    arguments = {"user_agent": USER_AGENT, **kwargs}
+    with pytest.raises(ra.ConfigurationTypeError) as raised:
+        ra.AiohttpFetcher(**arguments)
+    [value] = kwargs.values()
+    assert_names(raised.value, f"AiohttpFetcher.{setting}", value, accepted)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -205,3 +206,42 @@ def test_file_level_warning_has_no_line_number(
     out = capsys.readouterr().out
     assert f"{path}: truncated: body longer than 5 bytes" in out
     assert ":0:" not in out
+
+
+# ------------------------------------------------------------------ a --store that cannot be
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("missing/robots.sqlite", "(No such file or directory)"),
+        (".", "(this is a directory)"),
+    ],
+)
+def test_store_where_no_file_can_be_is_a_usage_error(
+    tmp_path: Path, name: str, why: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 2 naming --store, before any fetch: it used to log a warning only with -v and
+    check without a store (exit 1 for the unreachable site, as if answered)."""
+    path = str(tmp_path / name)
+    assert main(["check", "--store", path, "http://127.0.0.1:9/x"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"robots-async: error: --store={path!r} is not accepted: expected ")
+    assert err.rstrip().endswith(why)
+
+
+def test_store_of_another_program_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another program's SQLite file: one line and exit 2 (it was a StoreSchemaError
+    traceback and exit 1, the status of a disallowed URL)."""
+    import sqlite3
+
+    path = tmp_path / "other.sqlite"
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.execute("CREATE TABLE notes (text)")
+    assert main(["check", "--store", str(path), "http://127.0.0.1:9/x"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("robots-async: error: --store: ")
+    assert "is not a robots_async store" in err
+    assert "Traceback" not in err

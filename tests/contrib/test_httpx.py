@@ -3,7 +3,7 @@ one lookup per hop, usage preferences; and URLs of any client accepted by the ch
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -296,3 +296,18 @@ async def test_other_url_types_raise_a_type_error(checker: ra.RobotsChecker, url
             assert "str, yarl.URL, httpx.URL" in str(caught.value)
     with pytest.raises(expected):
         checker.invalidate(url)
+
+
+@pytest.mark.parametrize("wrong", ["MyBot/1.0", None, 42])
+def test_transport_wants_a_checker(wrong: Any) -> None:
+    """A User-Agent string (or anything but a checker) is refused at construction with
+    how to make a checker (it was an AttributeError on the first request)."""
+    with pytest.raises(TypeError, match=r"^RobotsTransport expects a robots_async\.Robots"):
+        RobotsTransport(wrong)
+
+
+@pytest.mark.parametrize("wrong", ["false", "no", 0, None])
+async def test_transport_pace_is_a_bool(checker: ra.RobotsChecker, wrong: Any) -> None:
+    """pace="false" paced every request (a truthy string), as RobotsMiddleware refuses."""
+    with pytest.raises(ra.ConfigurationTypeError, match=r"^RobotsTransport\.pace="):
+        RobotsTransport(checker, pace=wrong)

@@ -80,3 +80,43 @@ async def test_checker_with_a_huge_total_timeout_shares_through_redis(
         for checker, store in checkers:
             await checker.aclose()
             await store.aclose()
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [
+        {"max_backoff": 1e300},
+        {"min_delay": 1e290, "max_delay": 1e300},
+        {"min_delay": 1e14, "max_delay": 1e14},
+    ],
+    ids=["max_backoff", "delay", "delay-1e14"],
+)
+async def test_huge_pacing_limits_pace_through_redis(
+    redis_server: RedisServer,
+    prefix: str,
+    raw: aioredis.Redis,
+    sites: Sites,
+    limits: dict[str, float],
+) -> None:
+    """Found: the pace scripts' PEXPIRE of ceil(keep * 1000) ms was "1e+303" (not an
+    integer) for these accepted limits, so every turn or every 429 failed in Redis and
+    each worker paced alone ("pacing within this process"). Now capped as put() is."""
+    [site] = await sites.add()
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    store = RedisStore(redis_server.url, prefix=prefix)
+    checker = ra.RobotsChecker(USER_AGENT, store=store, sleep=sleep, **limits)
+    try:
+        url = site.url("/page")
+        await checker.wait(url)
+        await checker.observe(url, 429)
+        await checker.wait(url)
+        assert checker.stats.pace_store_errors == 0
+    finally:
+        await checker.aclose()
+        await store.aclose()
+    [key] = [key async for key in raw.scan_iter(match=f"{prefix}:*pace*")]
+    assert await raw.pttl(key) > 0
