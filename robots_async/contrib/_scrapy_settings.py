@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 from ..core.pacing import PaceBy
 from ..core.parser import DEFAULT_MAX_BYTES
 from ..core.policy import PolicyName
+from ..core.url import without_password
 from ..core.usage import CATEGORIES, UsageCategory
 
 if TYPE_CHECKING:
@@ -166,7 +167,9 @@ class Setting:
         except TypeError as exc:
             raise ConfigurationTypeError(self.name, raw, str(exc)) from None
         except ValueError as exc:
-            raise ConfigurationError(self.name, raw, str(exc)) from None
+            # A Redis URL's password stays out of the crawl's log.
+            shown = without_password(raw) if isinstance(raw, str) else raw
+            raise ConfigurationError(self.name, shown, str(exc)) from None
 
 
 _MATCH_POLICIES: tuple[str, ...] = get_args(PolicyName)

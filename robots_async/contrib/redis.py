@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import re
 import secrets
 import sys
 import time
@@ -53,6 +52,7 @@ from ..cache.resources import decode_resource, encode_resource
 from ..cache.store import Lease, ResourceLease, StoredRobots
 from ..core.errors import ConfigurationError, StoreError, _shown
 from ..core.pacing import JITTER, MARGIN
+from ..core.url import without_password
 from ..fetch.deadline import within
 
 if TYPE_CHECKING:
@@ -462,7 +462,7 @@ def _connect(url: str, timeout: float) -> aioredis.Redis | RedisCluster:
         pool = client.connection_pool
         pool.connection_class(**pool.connection_kwargs)
     except (ValueError, TypeError, RedisError, RedisClusterException) as exc:
-        hidden = re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)  # no password in logs
+        hidden = without_password(url)  # no password in logs
         reason = str(exc).partition("\n")[0]
         raise ConfigurationError(
             "RedisStore(url=)",

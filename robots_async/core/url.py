@@ -7,7 +7,7 @@ what Google's reference reduces it to (GetPathParamsQuery): path, params and que
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 from urllib.parse import SplitResult, quote, urlsplit
 
 from .errors import InvalidURLError, URLTypeError
@@ -22,6 +22,7 @@ __all__ = [
     "request_target",
     "robots_url",
     "url_text",
+    "without_password",
 ]
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -205,3 +206,12 @@ def encode_non_ascii(target: str) -> str:
 
 def _quote_run(run: re.Match[str]) -> str:
     return quote(run.group(), safe="", errors="surrogatepass")
+
+
+_PASSWORD: Final = re.compile(r"(^|://)([^:/@]*):[^@/]*@")
+
+
+def without_password(url: str) -> str:
+    """``url`` with the password of its userinfo shown as ``***`` (``redis://u:pw@h``,
+    or ``u:pw@h`` without a scheme): for messages and logs."""
+    return _PASSWORD.sub(r"\1\2:***@", url)

@@ -76,6 +76,23 @@ def test_malformed_redis_url_names_the_setting(url: str) -> None:
         RobotsTxtMiddleware.from_crawler(crawler)
 
 
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("crawler:s3cret@redis.internal:6379/0", "crawler:***@redis.internal:6379/0"),
+        ("redis://crawler:s3cret@redis.internal:abc/0", "redis://crawler:***@redis.internal:abc/0"),
+    ],
+)
+def test_a_refused_redis_url_keeps_its_password_out_of_the_message(url: str, shown: str) -> None:
+    """The setting check (no scheme) and the store (a bad port) name the URL with its
+    password hidden: the message goes to the crawl's log (the first showed it)."""
+    crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTSASYNC_REDIS_URL": url})
+    with pytest.raises(ConfigurationError) as raised:
+        RobotsTxtMiddleware.from_crawler(crawler)
+    assert "s3cret" not in str(raised.value)
+    assert f"ROBOTSASYNC_REDIS_URL='{shown}'" in str(raised.value)
+
+
 def test_redis_prefix_with_braces_names_the_setting() -> None:
     """RedisStore refuses '{' and '}' in a prefix (hash slots): the setting is refused at
     reading, under its own name (it was RedisStore's ValueError, unreported)."""
