@@ -86,10 +86,16 @@ class FetchOutcome:
         the file may exist, we chose not to fetch it, so RFC 9309 §2.3.1.4's
         "complete disallow" is the safe reading; allow-all would let a redirect we
         refused decide that everything may be crawled.
+
+        206 Partial Content is unreachable too: no Range is ever sent, so it is an
+        unasked part of the file (RFC 9110 §15.3.7), and the rules of a part are not
+        the file's (the part before a ``Disallow`` line allowed all).
         """
         if self.error is not None:
             return "unavailable" if self.error in _UNAVAILABLE_ERRORS else "unreachable"
         status = self.status or 0
+        if status == 206:
+            return "unreachable"
         if 200 <= status < 300:
             return "ok"
         if 300 <= status < 500 and status != 429:

@@ -45,6 +45,7 @@ def is_disallow_all(resolution: ra.Resolution) -> bool:
         (ra.FetchOutcome(URL, URL, 200), "ok"),
         (ra.FetchOutcome(URL, URL, 204), "ok"),
         (ra.FetchOutcome(URL, URL, 299), "ok"),
+        (ra.FetchOutcome(URL, URL, 206), "unreachable"),  # an unasked part of the file
         (ra.FetchOutcome(URL, URL, 400), "unavailable"),
         (ra.FetchOutcome(URL, URL, 404), "unavailable"),
         (ra.FetchOutcome(URL, URL, 451), "unavailable"),

@@ -50,6 +50,28 @@ async def test_204_empty_body_allows_all(
     assert decision.status == 204
 
 
+async def test_unasked_206_is_part_of_a_file_never_its_rules(
+    server: Server, make_checker: Callable[..., ra.RobotsChecker]
+) -> None:
+    """206 Partial Content to a request without Range (none is sent) is part of the
+    file (RFC 9110 §15.3.7), as tdmrep.json already reads it: its rules are not the
+    file's. Parsed as the whole file, the part before ``Disallow: /private`` allowed
+    everything; it is unreachable instead (the last good copy or disallow all)."""
+    part = RULES[:14]  # "User-agent: *\n": the Disallow line is in the part not sent
+    server.text(
+        "/robots.txt",
+        part,
+        status=206,
+        headers={"Content-Range": f"bytes 0-{len(part) - 1}/{len(RULES)}"},
+    )
+    checker = make_checker()
+    decision = await checker.explain(server.url("/private"))
+    assert not decision.allowed
+    assert decision.source == "unreachable"
+    assert decision.status == 206
+    assert decision.outcome.category == "unreachable"
+
+
 @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
 async def test_redirect_statuses_are_followed(
     server: Server, make_checker: Callable[..., ra.RobotsChecker], status: int
