@@ -155,7 +155,8 @@ class ScrapyFetcher:
                 return self._blocked(chain, started, refused)
             headers = _headers(response)
             if is_redirect(response.status, headers):
-                error = await chain.follow(headers.get("Location"), self._policy)
+                left = self._policy.total_timeout - (time.monotonic() - started)
+                error = await chain.follow(headers.get("Location"), self._policy, left)
                 if error is None:
                     refused = await guard.before(chain.current, remaining)
                     if not refused:

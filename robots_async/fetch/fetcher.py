@@ -232,7 +232,9 @@ class AiohttpFetcher:
                         return await self._final(chain, response, started, keep_body, sink)
             finally:
                 GUARD.reset(token)
-            error = await chain.follow(headers.get("Location"), self._policy)
+            error = await chain.follow(
+                headers.get("Location"), self._policy, deadline - loop.time()
+            )
             if error is not None:
                 return chain.outcome(loop.time() - started, status, error=error)
             public_only = self._policy.private_redirects == "block" and guard.reached_public

@@ -17,6 +17,7 @@ from urllib.parse import urljoin
 
 from ..core.url import Origin
 from .addresses import ip_or_none, is_public
+from .deadline import within
 from .outcome import FetchOutcome, observed_headers
 
 if TYPE_CHECKING:
@@ -58,11 +59,16 @@ class RedirectChain:
         self.count = 0
         self.visited = {url}
 
-    async def follow(self, location: str | None, policy: FetchPolicy) -> ErrorKind | None:
+    async def follow(
+        self, location: str | None, policy: FetchPolicy, timeout: float | None = None
+    ) -> ErrorKind | None:
         """Move to the redirect target, or return why the chain must stop.
 
         RFC 9309 §2.3.1.2: follow at least five redirects, across hosts; more than
         that (or a loop, or a bad Location) leaves the file unavailable.
+
+        ``timeout``: seconds left of the fetch, which the precheck's own lookups may
+        take at most ("timeout" past them); None: unbounded.
         """
         location = (location or "").strip()
         if not location or _EMPTY_AUTHORITY.match(location):
@@ -81,14 +87,20 @@ class RedirectChain:
             return "redirect-limit"
         if not policy.cross_origin_redirects and target_origin != self.origin:
             return "blocked-redirect"
-        if (
-            self.precheck is not None
-            and policy.private_redirects == "block"
-            and await _leaves_public(
-                Origin.from_url(self.current).host, target_origin.host, self.precheck
-            )
-        ):
-            return "blocked-redirect"
+        if self.precheck is not None and policy.private_redirects == "block":
+            # Its lookups (getaddrinfo, the system resolver's own timeouts) are held
+            # to the fetch's deadline: a hung name ran the fetch past total_timeout.
+            try:
+                if timeout is not None and timeout <= 0:
+                    raise asyncio.TimeoutError
+                async with within(timeout):
+                    leaves = await _leaves_public(
+                        Origin.from_url(self.current).host, target_origin.host, self.precheck
+                    )
+            except asyncio.TimeoutError:
+                return "timeout"
+            if leaves:
+                return "blocked-redirect"
         self.current = target
         self.visited.add(target)
         self.count += 1

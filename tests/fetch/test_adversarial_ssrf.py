@@ -9,7 +9,8 @@ accepts ``0x7f.1`` and ``127.1``) are both tried.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import pytest
@@ -284,3 +285,34 @@ async def test_legacy_ipv4_spelling_of_a_public_address_is_still_invalid(
         assert (outcome.status, public.hits) == (404, ["/robots.txt", "/x"])
     else:
         assert (outcome.error, public.hits) == ("bad-redirect", ["/robots.txt"])
+
+
+async def test_callers_session_precheck_lookup_ends_at_the_fetch_deadline(
+    make_site: Callable[..., Awaitable[Site]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The precheck's own lookup (getaddrinfo) is held to the fetch's total_timeout: a
+    redirect to a name whose lookup hangs (a fake: a real one would need a silent
+    system resolver) ends as a timeout at the deadline (unreachable). It ran unbounded:
+    a 10 s lookup made a 1 s fetch take 10 s, a thread of the loop's executor held."""
+    public = await make_site(PUBLIC_TWIN)
+    public.redirect("http://slow.test/robots.txt")
+    loop = asyncio.get_running_loop()
+    real = loop.getaddrinfo
+
+    async def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "slow.test":
+            await asyncio.sleep(10)
+        return await real(host, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "getaddrinfo", getaddrinfo)
+    policy = ra.FetchPolicy(total_timeout=1.0)
+    async with aiohttp.ClientSession() as session:
+        fetcher = ra.AiohttpFetcher(
+            session, user_agent=USER_AGENT, policy=policy, public_address=declared_public
+        )
+        started = loop.time()
+        outcome = await fetcher.fetch(public.url())
+        elapsed = loop.time() - started
+    assert elapsed < 3.0
+    assert (outcome.error, outcome.category) == ("timeout", "unreachable")
+    assert outcome.robots is None
