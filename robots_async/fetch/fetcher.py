@@ -342,6 +342,9 @@ class AiohttpFetcher:
     def _get_session(self) -> aiohttp.ClientSession:
         if self._closed:
             raise ClosedError("fetcher is closed")
+        if self._session is not None and self._session.closed and not self._owns_session:
+            # aiohttp raises a bare RuntimeError("Session is closed") here.
+            raise ClosedError("the aiohttp session given to AiohttpFetcher is closed")
         if self._session is None:
             self._guarded = GuardedResolver(
                 self._resolver if self._resolver is not None else aiohttp.AsyncResolver(),

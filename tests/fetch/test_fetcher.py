@@ -428,6 +428,24 @@ async def test_fetcher_owned_session_closed_and_reused(server: Server) -> None:
         await fetcher.fetch(server.url("/robots.txt"))
 
 
+async def test_fetcher_on_a_closed_session_of_yours_raises_closed_error(server: Server) -> None:
+    """A session of the caller's closed before a fetch (its ``async with`` ended first)
+    is a ClosedError, a RobotsError, naming the session; aiohttp's bare RuntimeError
+    ("Session is closed") reached the checker's caller untyped."""
+    server.text("/robots.txt", RULES)
+    async with aiohttp.ClientSession() as session:
+        fetcher = ra.AiohttpFetcher(session, user_agent=USER_AGENT)
+    with pytest.raises(ra.ClosedError, match="session"):
+        await fetcher.fetch(server.url("/robots.txt"))
+    checker = ra.RobotsChecker(USER_AGENT, fetcher=fetcher)
+    try:
+        with pytest.raises(ra.ClosedError, match="session"):
+            await checker.allowed(server.url("/page"))
+    finally:
+        await checker.aclose()
+    assert server.count() == 0
+
+
 async def test_fetcher_leaves_given_session_open(server: Server) -> None:
     """A session passed in is used but not closed by aclose()."""
     server.text("/robots.txt", RULES)
