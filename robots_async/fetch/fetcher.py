@@ -29,6 +29,7 @@ from yarl import URL
 from ..core.errors import ClosedError, ConfigurationError, ConfigurationTypeError
 from ..core.parser import RobotsParser
 from ..core.policy import get_policy
+from ..core.url import Origin
 from ..core.validate import text
 from .addresses import ip_or_none, is_public, legacy_ipv4
 from .codings import ACCEPTED_CODINGS, StackDecoder, plan
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
 __all__ = ["AiohttpFetcher", "Fetcher", "classify_error"]
 
 _CHUNK = 64 * 1024
+#: Request headers sent only to the origin whose robots.txt is fetched (lower case).
+_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 #: Bytes parsed per turn of the event loop. A read returns what is buffered without
 #: yielding, so 60 fetches of 500 KB bodies parsed them in one loop iteration (a
 #: 0.5 s stall); 16 KB is ~1 ms of parsing, and a usual robots.txt is one turn.
@@ -75,7 +78,9 @@ class AiohttpFetcher:
     :param user_agent: the crawler's User-Agent header, sent with every request.
     :param policy: limits and timeouts (:class:`FetchPolicy`).
     :param match_policy: how bodies are parsed (``"google"`` by default).
-    :param headers: extra request headers.
+    :param headers: extra request headers; ``Authorization``, ``Proxy-Authorization``
+        and ``Cookie`` go only to the origin whose robots.txt is fetched, never to
+        another origin a redirect names.
     :param resolver: the aiohttp resolver the fetcher's own session looks names up
         with (default: ``aiohttp.AsyncResolver``, c-ares); each lookup is still cut
         at the fetch's deadline and guarded. Not allowed with ``session``.
@@ -124,6 +129,14 @@ class AiohttpFetcher:
         # was read as the rules so far when its stream was cut (no error raised).
         self._headers = {"Accept-Encoding": ACCEPTED_CODINGS, **(headers or {})}
         self._headers["User-Agent"] = user_agent
+        # A hop to another origin gets no credentials (as aiohttp's own redirects,
+        # requests and browsers): a robots.txt redirect to a host of the site's
+        # choosing must not read the crawler's Authorization or Cookie.
+        self._foreign_headers = {
+            name: value
+            for name, value in self._headers.items()
+            if name.lower() not in _CREDENTIAL_HEADERS
+        }
         self._closed = False
 
     @property
@@ -212,12 +225,14 @@ class AiohttpFetcher:
                 total=remaining, connect=min(self._policy.connect_timeout, remaining)
             )
             conditional = validators.request_headers(chain.current) if validators else {}
+            own = Origin.from_url(chain.current) == chain.origin
+            sent = self._headers if own else self._foreign_headers
             token = GUARD.set(guard)
             try:
                 async with session.get(
                     chain.current,
                     allow_redirects=False,
-                    headers={**self._headers, **conditional} if conditional else self._headers,
+                    headers={**sent, **conditional} if conditional else sent,
                     timeout=timeout,
                     middlewares=(),  # never our own (or anyone's) robots middleware
                     # Decoded here, each stream checked to its end: aiohttp's decoder

@@ -180,6 +180,32 @@ async def test_cross_origin_redirect_applies_to_initial_origin(
     assert second.count() == 1
 
 
+async def test_credentials_are_not_sent_to_another_origin_on_a_redirect(
+    make_server: Callable[[int], Awaitable[Server]],
+) -> None:
+    """Authorization, Proxy-Authorization and Cookie of ``headers=`` go to the origin
+    whose robots.txt is fetched, never to the host its redirect names (as aiohttp,
+    requests and browsers strip them across origins); other headers still go. Our own
+    redirect loop sent them to every hop: a redirect to another host read the token."""
+    first = await make_server(1)
+    second = await make_server(1)
+    first.redirect("/robots.txt", second.url("/robots.txt"))
+    second.redirect("/robots.txt", first.url("/moved.txt"))  # and back to the origin
+    first.text("/moved.txt", RULES)
+    secrets = {"Authorization": "Bearer s3cret", "Proxy-Authorization": "x", "Cookie": "s=1"}
+    fetcher = ra.AiohttpFetcher(user_agent=USER_AGENT, headers={**secrets, "X-Crawl": "1"})
+    try:
+        outcome = await fetcher.fetch(first.url("/robots.txt"))
+    finally:
+        await fetcher.aclose()
+    assert (outcome.error, outcome.hops) == (None, 2)
+    [to_second] = second.hits
+    assert not set(secrets) & set(to_second.headers)
+    assert to_second.headers["X-Crawl"] == "1"
+    for hit in first.hits:
+        assert {name: hit.headers.get(name) for name in secrets} == secrets
+
+
 async def test_cross_origin_redirects_false_blocks(
     make_server: Callable[[int], Awaitable[Server]], make_checker: Callable[..., ra.RobotsChecker]
 ) -> None:
