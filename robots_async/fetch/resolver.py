@@ -111,6 +111,9 @@ class GuardedResolver(AbstractResolver):
             if local is not None:
                 raise OSError(local, f"lookup of {host!r}: {os.strerror(local)}") from exc
             raise
+        if not answers:
+            # aiohttp's connector, handed no address, fails an assert (AssertionError).
+            raise OSError(None, f"lookup of {host!r} found no address")
         return answers if guard is None else self._allowed(host, answers, guard)
 
     def _allowed(

@@ -360,3 +360,15 @@ async def test_sitemap_index_children_are_guarded_like_their_index(
     assert private.hits == []
     assert walk.stats.sitemaps_failed == 1
     assert "blocked-redirect" in walk.stats.warnings[0]
+
+
+async def test_a_resolver_answering_no_address_is_a_dns_failure(
+    make_guarded: Callable[..., ra.AiohttpFetcher],
+) -> None:
+    """A resolver of the caller's that answers an empty list (a hosts-file resolver
+    for a name it lacks): a DNS failure, unreachable. aiohttp's connector, handed no
+    address, failed ``assert last_exc is not None``: an AssertionError escaped
+    fetch() and the checker."""
+    fetcher = make_guarded({"empty.test": [[]]})
+    outcome = await fetcher.fetch("http://empty.test/robots.txt")
+    assert (outcome.error, outcome.category) == ("dns", "unreachable")
