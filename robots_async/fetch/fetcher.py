@@ -235,6 +235,9 @@ class AiohttpFetcher:
                     headers={**sent, **conditional} if conditional else sent,
                     timeout=timeout,
                     middlewares=(),  # never our own (or anyone's) robots middleware
+                    # A caller's session may raise for 4xx/5xx: a status is an outcome
+                    # here (404 raised was read as a protocol error: disallow all).
+                    raise_for_status=False,
                     # Decoded here, each stream checked to its end: aiohttp's decoder
                     # passes a cut gzip/br stream as a whole body (fails open).
                     auto_decompress=False,

@@ -472,6 +472,27 @@ async def test_fetcher_on_a_closed_session_of_yours_raises_closed_error(server: 
     assert server.count() == 0
 
 
+@pytest.mark.parametrize("status", [404, 410])
+async def test_a_session_that_raises_for_status_still_reads_4xx_as_allow_all(
+    server: Server, status: int
+) -> None:
+    """A caller's ``ClientSession(raise_for_status=True)`` (a common setting) must not
+    turn a 4xx into an exception: 404 is "no robots.txt", allow all (RFC 9309
+    §2.3.1.3). The ClientResponseError it raised was read as a protocol error:
+    unreachable, every page of every site without robots.txt disallowed."""
+    server.text("/robots.txt", "User-agent: *\nDisallow: /\n", status=status)
+    async with aiohttp.ClientSession(raise_for_status=True) as session:
+        fetcher = ra.AiohttpFetcher(session, user_agent=USER_AGENT)
+        outcome = await fetcher.fetch(server.url("/robots.txt"))
+        checker = ra.RobotsChecker(USER_AGENT, session=session)
+        try:
+            allowed = await checker.allowed(server.url("/page"))
+        finally:
+            await checker.aclose()
+    assert (outcome.status, outcome.error, outcome.category) == (status, None, "unavailable")
+    assert allowed
+
+
 async def test_fetcher_leaves_given_session_open(server: Server) -> None:
     """A session passed in is used but not closed by aclose()."""
     server.text("/robots.txt", RULES)
