@@ -20,7 +20,7 @@ import hashlib
 import socket
 import zlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
@@ -299,7 +299,12 @@ class AiohttpFetcher:
             return chain.outcome(
                 elapsed, status, headers=headers, bytes_read=seen, truncated=truncated
             )
+        closing = _close_delimited(response)
         robots, seen, truncated, body, sha = await self._read(response, keep_body, decoder)
+        if closing is not None and not truncated and _reset(closing):
+            # RFC 9309 §2.3.1.4 (Google: "reset or interrupted connections"): the part
+            # read before a reset is not the file (parsed, it allowed what followed).
+            raise aiohttp.ClientPayloadError("Response payload is not completed: reset")
         return chain.outcome(
             asyncio.get_running_loop().time() - started,
             status,
@@ -409,6 +414,32 @@ async def _stream(
     except zlib.error as exc:
         raise aiohttp.ClientPayloadError(f"bad content encoding: {exc}") from exc
     return seen, False
+
+
+def _close_delimited(response: aiohttp.ClientResponse) -> Any:
+    """The connection's protocol if the body ends with the connection (neither
+    Content-Length nor chunked), else None. aiohttp ends such a body alike on a clean
+    close (FIN) and on a reset (RST); the protocol's ``closed`` future (created here,
+    before the end, to be kept) tells them apart."""
+    headers = response.headers
+    if "Content-Length" in headers or "chunked" in headers.get("Transfer-Encoding", "").lower():
+        return None
+    protocol = getattr(response.connection, "protocol", None)
+    closed = getattr(protocol, "closed", None)
+    if isinstance(closed, asyncio.Future):
+        # Read whatever happens (an error path never asks): no "never retrieved" log.
+        closed.add_done_callback(lambda done: done.cancelled() or done.exception())
+    return protocol
+
+
+def _reset(protocol: Any) -> bool:
+    """True if ``protocol``'s connection ended with an error (a reset), not cleanly."""
+    closed = getattr(protocol, "closed", None)
+    if isinstance(closed, asyncio.Future):
+        return closed.done() and not closed.cancelled() and closed.exception() is not None
+    # Lost before it could be watched: its stored error, if aiohttp still holds it.
+    exception = getattr(protocol, "exception", None)
+    return callable(exception) and exception() is not None
 
 
 def classify_error(exc: BaseException, hops: int = 0) -> ErrorKind:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import struct
 from typing import TYPE_CHECKING
 
 import pytest
@@ -222,6 +224,47 @@ async def test_reset_mid_body_disallows_all(
     assert decision.outcome.robots is None
     assert not decision.allowed
     assert decision.source == "unreachable"
+
+
+@pytest.mark.parametrize("version", ["1.1", "1.0"])
+async def test_reset_mid_close_delimited_body_disallows_all(
+    make_checker: Callable[..., ra.RobotsChecker], version: str
+) -> None:
+    """A body without Content-Length or chunking ends when the connection does: a
+    clean close (FIN) ends it, a reset (RST) cuts it, an interrupted connection
+    (RFC 9309 §2.3.1.4, Google: unreachable). aiohttp ends the body either way, and
+    the part before the reset was parsed as the whole file: ``User-agent: *`` without
+    the Disallow line still to come allowed ``/private``."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(f"HTTP/{version} 200 OK\r\n\r\nUser-agent: *\n".encode())
+        await writer.drain()
+        await asyncio.sleep(0.1)  # the part arrives, then the reset
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()  # SO_LINGER 0: the close sends RST, not FIN
+
+    listener = await asyncio.start_server(handle, "127.0.0.1", 0)
+    try:
+        port = listener.sockets[0].getsockname()[1]
+        decision = await make_checker().explain(f"http://127.0.0.1:{port}/private")
+    finally:
+        listener.close()
+    assert decision.outcome.error == "reset"
+    assert decision.outcome.robots is None
+    assert not decision.allowed
+    assert decision.source == "unreachable"
+
+
+async def test_clean_close_ends_a_close_delimited_body(
+    raw_server: Callable[[bytes], Awaitable[str]], make_checker: Callable[..., ra.RobotsChecker]
+) -> None:
+    """The same body ended by a clean close (FIN) is the whole file: its rules apply."""
+    base = await raw_server(b"HTTP/1.1 200 OK\r\n\r\n" + RULES.encode())
+    decision = await make_checker().explain(base + "/private")
+    assert (decision.outcome.error, decision.source) == (None, "fetched")
+    assert not decision.allowed
 
 
 @pytest.mark.parametrize(
