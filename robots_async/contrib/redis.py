@@ -39,7 +39,7 @@ try:
     from redis.asyncio.cluster import RedisCluster
     from redis.asyncio.retry import Retry
     from redis.backoff import NoBackoff
-    from redis.exceptions import RedisClusterException, RedisError
+    from redis.exceptions import RedisClusterException, RedisError, ResponseError
 except ImportError as exc:  # pragma: no cover - exercised without redis installed
     raise ImportError(
         "robots_async.contrib.redis needs redis-py: pip install 'robots-async[redis]'"
@@ -50,7 +50,7 @@ from ..cache.pace_table import Reservation
 from ..cache.records import decode, encode
 from ..cache.resources import decode_resource, encode_resource
 from ..cache.store import Lease, ResourceLease, StoredRobots
-from ..core.errors import ConfigurationError, StoreError, _shown
+from ..core.errors import ConfigurationError, InvalidRecordError, StoreError, _shown
 from ..core.pacing import JITTER, MARGIN
 from ..core.url import without_password
 from ..fetch.deadline import within
@@ -252,8 +252,7 @@ class RedisStore(AsyncClosing):
 
         :raises InvalidRecordError: for a record that does not conform to the schema.
         """
-        key = self._key("rec", origin)
-        fields = await self._call(lambda: self._redis.hgetall(key))
+        fields = await self._hash(self._key("rec", origin))
         if not fields:
             return None
         return decode({_text(name): value for name, value in fields.items()})
@@ -288,8 +287,7 @@ class RedisStore(AsyncClosing):
 
         :raises InvalidRecordError: a record that does not conform (or a newer layout).
         """
-        key = self._key(f"res:{kind}", origin)
-        fields = await self._call(lambda: self._redis.hgetall(key))
+        fields = await self._hash(self._key(f"res:{kind}", origin))
         if not fields:
             return None
         return decode_resource({_text(name): value for name, value in fields.items()})
@@ -322,6 +320,22 @@ class RedisStore(AsyncClosing):
         """Extend ``lease`` to ``ttl`` seconds from now if it is still ours (the
         compare-and-expire script, on the resource lease's key)."""
         return await self._renew(self._key(f"lease:{lease.kind}", lease.origin), lease, ttl)
+
+    async def _hash(self, key: str) -> dict[bytes, bytes]:
+        """The fields of the record at ``key`` (none if it is missing).
+
+        :raises InvalidRecordError: the key holds another type (another program's): a
+            record that does not conform, fetched and overwritten by the reader (as a
+            store failure it stayed, and every worker fetched that origin every time).
+        """
+        try:
+            fields: dict[bytes, bytes] = await self._call(lambda: self._redis.hgetall(key))
+        except StoreError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ResponseError) and str(cause).startswith("WRONGTYPE"):
+                raise InvalidRecordError("record", "the key holds no hash") from exc
+            raise
+        return fields
 
     async def _renew(self, key: str, lease: _L, ttl: float) -> _L | None:
         """``lease`` extended on ``key`` (one key, one slot), or None if it was lost."""
