@@ -4,6 +4,7 @@ and overwritten, as garbage inside a hash is (never a store failure that lasts).
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -49,3 +50,41 @@ async def test_a_record_key_of_another_type_is_a_miss_that_heals(
     ]
     assert await raw.type(key) == b"hash"
     assert site.count() == 1
+
+
+@pytest.mark.parametrize("kind", ["string", "hash"])
+async def test_a_lease_key_without_expiry_is_taken_over(
+    redis_server: RedisServer, prefix: str, raw: aioredis.Redis, sites: Sites, kind: str
+) -> None:
+    """Found: a key under an origin's lease name with no expiry (every lease of ours is
+    set with PX) made SET NX fail for ever: each worker waited a whole fetch's time and
+    5 s (7.6 s with total_timeout=2; 35 s by default) on every refresh of that origin,
+    then fetched without the lease. Now acquire() takes such a key over at once;
+    tdmrep.json's leases likewise."""
+    [site] = await sites.add()
+    origin = site.origin
+    keys = [
+        f"{prefix}:lease:{{http://127.0.0.1:{site.port}}}",
+        f"{prefix}:lease:tdmrep:{{http://127.0.0.1:{site.port}}}",
+    ]
+    for key in keys:
+        if kind == "string":
+            await raw.set(key, b"someone")
+        else:
+            await raw.hset(key, "holder", b"someone")
+    store = RedisStore(redis_server.url, prefix=prefix)
+    policy = ra.FetchPolicy(total_timeout=2.0, connect_timeout=1.0)
+    checker = ra.RobotsChecker(USER_AGENT, store=store, fetch_policy=policy)
+    try:
+        started = time.monotonic()
+        assert not await checker.allowed(site.url("/private/x"))
+        assert time.monotonic() - started < 2.0
+        assert site.count() == 1
+        assert await raw.exists(keys[0]) == 0  # taken over, then released
+        lease = await store.acquire_resource(origin, "tdmrep", 5.0)
+        assert lease is not None
+        assert 0 < await raw.pttl(keys[1]) <= 5000
+        assert await store.acquire_resource(origin, "tdmrep", 5.0) is None  # held now
+    finally:
+        await checker.aclose()
+        await store.aclose()
