@@ -163,13 +163,15 @@ def check_resource(
 def _from_parts(meta: object, body: object) -> StoredResource:
     meta = _check_layout(meta)
     kind, status, error = meta["kind"], meta["status"], meta["error"]
-    if kind not in RESOURCE_KINDS:
+    # Tested as str first: a JSON list or object is unhashable, and a set membership
+    # test of one raised TypeError out of every store's read (records.py does so too).
+    if not isinstance(meta["kind"], str) or kind not in RESOURCE_KINDS:
         raise InvalidRecordError("kind", f"unknown resource {kind!r}"[:200])
     if not isinstance(meta["url"], str) or not meta["url"].startswith(("http://", "https://")):
         raise InvalidRecordError("url", "not an http(s) URL")
     if status is not None and (not _is_int(status) or not 100 <= status <= 599):
         raise InvalidRecordError("status", f"{status!r} is not an HTTP status"[:200])
-    if error is not None and error not in _ERROR_KINDS:
+    if error is not None and (not isinstance(meta["error"], str) or error not in _ERROR_KINDS):
         raise InvalidRecordError("error", f"unknown error kind {error!r}"[:200])
     if status is None and error is None:
         raise InvalidRecordError("status", "neither a status nor an error")

@@ -84,11 +84,13 @@ CREATE TABLE IF NOT EXISTS leases (
 );
 """
 # One statement, hence atomic across processes: insert the lease, or take over
-# one that has expired; rowcount is 0 when an unexpired lease is held.
+# one that has expired; rowcount is 0 when an unexpired lease is held. An expiry that
+# is not a number (an edited or damaged row) sorts above every number in SQLite: such
+# a row would hold the origin for ever, so it is taken over too.
 _ACQUIRE = """
 INSERT INTO leases (origin, token, expires_at) VALUES (?, ?, ?)
 ON CONFLICT (origin) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at
-WHERE leases.expires_at <= ?
+WHERE leases.expires_at <= ? OR typeof(leases.expires_at) NOT IN ('integer', 'real')
 """
 _RELEASE = "DELETE FROM leases WHERE origin = ? AND token = ? AND expires_at > ?"
 _RENEW = "UPDATE leases SET expires_at = ? WHERE origin = ? AND token = ? AND expires_at > ?"

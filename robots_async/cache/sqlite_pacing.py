@@ -9,9 +9,11 @@ processes sharing the file never reserve one slot. Times are this machine's cloc
 
 from __future__ import annotations
 
+import math
 import time
 from typing import TYPE_CHECKING
 
+from ..core.errors import StoreError
 from ..core.pacing import PaceState, keep_for, next_visit, observed, turn
 from .pace_table import Reservation
 
@@ -127,8 +129,28 @@ def _pace_state(conn: sqlite3.Connection, unit: str, now: float) -> PaceState:
     row = conn.execute(_PACE_GET, (unit, now)).fetchone()
     if row is None:
         return PaceState()
+    # A row another program (or a damaged file) wrote is a store that failed, as a
+    # corrupt record is: text raised ValueError/TypeError out of wait(), and an
+    # infinite time made it sleep forever (the pacer paces by itself instead).
+    for name, value in zip(_COLUMNS, row, strict=True):
+        if not _finite(value) and (value is not None or name == "failures"):
+            raise StoreError(f"sqlite: pacing of {unit!r}: {name} is {value!r}"[:300])
     last, retry_at, paused_at, failed_at, failures = row
-    return PaceState(last, retry_at, paused_at, failed_at, int(failures))
+    return PaceState(
+        _time(last), _time(retry_at), _time(paused_at), _time(failed_at), int(failures)
+    )
+
+
+_COLUMNS = ("last", "retry_at", "paused_at", "failed_at", "failures")
+
+
+def _finite(value: object) -> bool:
+    """True for a finite number (SQLite hands back an INTEGER or a REAL)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _time(value: float | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def _observations(state: PaceState) -> tuple[float | None, float | None, float | None, int]:

@@ -48,12 +48,14 @@ _CREATE = (
 _EXISTS = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'resources'"
 _GET = "SELECT meta, body FROM resources WHERE origin = ? AND kind = ? AND expires_at > ?"
 _PUT = "INSERT OR REPLACE INTO resources VALUES (?, ?, ?, ?, ?)"
-# One statement, hence atomic across processes (as robots.txt's lease).
+# One statement, hence atomic across processes (as robots.txt's lease, which says why
+# an expiry that is not a number is taken over).
 _ACQUIRE = """
 INSERT INTO resource_leases (origin, kind, token, expires_at) VALUES (?, ?, ?, ?)
 ON CONFLICT (origin, kind) DO UPDATE
 SET token = excluded.token, expires_at = excluded.expires_at
 WHERE resource_leases.expires_at <= ?
+    OR typeof(resource_leases.expires_at) NOT IN ('integer', 'real')
 """
 _RELEASE = (
     "DELETE FROM resource_leases WHERE origin = ? AND kind = ? AND token = ? AND expires_at > ?"

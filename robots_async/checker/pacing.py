@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import math
 import random
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -241,21 +242,31 @@ class Pacer:
             async with within(STORE_TIMEOUT):
                 result = await call
         except (StoreError, asyncio.TimeoutError) as exc:
-            self.store_errors += 1
-            self._store_back_at = self._now() + self._store_retry
-            self._store_retry = min(self._store_retry * 2, RETRY_STORE_MAX)
-            if not self._logged_down:
-                self._logged_down = True
-                logger.warning(
-                    "pacing store failed (%s): pacing within this process until it answers",
-                    str(exc) or type(exc).__name__,
-                )
+            self._store_failed(exc)
+            return None
+        wait = result.wait if isinstance(result, Reservation) else result
+        if isinstance(wait, (int, float)) and not math.isfinite(wait):
+            # A store holding nonsense (an edited or corrupt entry) has failed: Redis's
+            # script answered a wait of 'inf' seconds, which wait() slept forever.
+            self._store_failed(StoreError(f"it answered a wait of {wait!r} s"))
             return None
         if self._logged_down:
             logger.info("pacing store answers again: pacing is shared again")
         self._logged_down = False
         self._store_retry = RETRY_STORE_FIRST
         return result
+
+    def _store_failed(self, exc: Exception) -> None:
+        """Count a failed store call, log the outage once, leave the store alone a while."""
+        self.store_errors += 1
+        self._store_back_at = self._now() + self._store_retry
+        self._store_retry = min(self._store_retry * 2, RETRY_STORE_MAX)
+        if not self._logged_down:
+            self._logged_down = True
+            logger.warning(
+                "pacing store failed (%s): pacing within this process until it answers",
+                str(exc) or type(exc).__name__,
+            )
 
     def _now(self) -> float:
         if self._loop_time is not None:

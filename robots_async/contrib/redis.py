@@ -7,8 +7,10 @@
 
 Each record is a Redis hash (JSON metadata with a schema version, raw body, last good
 body; never a pickle) that expires ``keep_for`` after it was written. A lease is
-``SET key token NX PX ttl``, released only by the worker holding its token, so a slow
-worker can never release a lease another worker took after it expired. Every command
+``SET key token NX PX ttl`` (a key there without expiry is not one of ours: it is taken
+over), released only by the worker holding its token, so a slow worker can never
+release a lease another worker took after it expired. The Lua scripts are in
+``_redis_scripts``. Every command
 is bounded by ``timeout`` whatever client is used; any Redis failure is raised as
 :class:`robots_async.StoreError` and a record that does not conform as
 :class:`robots_async.InvalidRecordError`: the cache then answers from its own fetch.
@@ -39,7 +41,7 @@ try:
     from redis.asyncio.cluster import RedisCluster
     from redis.asyncio.retry import Retry
     from redis.backoff import NoBackoff
-    from redis.exceptions import RedisClusterException, RedisError
+    from redis.exceptions import RedisClusterException, RedisError, ResponseError
 except ImportError as exc:  # pragma: no cover - exercised without redis installed
     raise ImportError(
         "robots_async.contrib.redis needs redis-py: pip install 'robots-async[redis]'"
@@ -50,10 +52,11 @@ from ..cache.pace_table import Reservation
 from ..cache.records import decode, encode
 from ..cache.resources import decode_resource, encode_resource
 from ..cache.store import Lease, ResourceLease, StoredRobots
-from ..core.errors import ConfigurationError, StoreError, _shown
+from ..core.errors import ConfigurationError, InvalidRecordError, StoreError, _shown
 from ..core.pacing import JITTER, MARGIN
 from ..core.url import without_password
 from ..fetch.deadline import within
+from ._redis_scripts import ACQUIRE, OBSERVE, PACE, PUT, RELEASE, RENEW
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -73,119 +76,6 @@ _CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 #: Longest expiry sent to Redis, in milliseconds (~285,000 years: "forever"); Redis
 #: refuses one whose deadline passes LLONG_MAX ms.
 _MAX_MILLIS = 2**53
-# Delete the lease only if it still holds our token (compare-and-delete).
-_RELEASE = """
-if redis.call("get", KEYS[1]) == ARGV[1] then
-    return redis.call("del", KEYS[1])
-end
-return 0
-"""
-# Extend the lease only if it still holds our token (compare-and-expire).
-_RENEW = """
-if redis.call("get", KEYS[1]) == ARGV[1] then
-    return redis.call("pexpire", KEYS[1], ARGV[2])
-end
-return 0
-"""
-# Replace a record in one step, on its one key (one slot in a cluster):
-# ARGV[1] is the expiry in ms, then field/value pairs.
-_PUT = """
-redis.call("del", KEYS[1])
-redis.call("hset", KEYS[1], unpack(ARGV, 2))
-redis.call("pexpire", KEYS[1], ARGV[1])
-return 1
-"""
-
-# Pacing (core.pacing, repeated here): the observations of one unit in one hash, on
-# the server's clock (TIME), so workers' clocks do not matter. One round trip a call.
-# ARGV: interval, max_retry_after, first_backoff, max_backoff, jitter, margin, mode
-# ("reserve": take the next visit; "pause": only the pauses left), JITTER (a back-off
-# grows by up to that fraction of itself, by the reader's jitter).
-_PACE = """
-local t = redis.call("time")
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local s = redis.call("hmget", KEYS[1], "last", "retry_at", "paused_at", "failed_at", "failures")
-local interval, max_retry_after = tonumber(ARGV[1]), tonumber(ARGV[2])
-local first_backoff, max_backoff = tonumber(ARGV[3]), tonumber(ARGV[4])
-local jitter, margin, spread = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[8])
-local last, retry_at, paused_at = tonumber(s[1]), tonumber(s[2]), tonumber(s[3])
-local failed_at, failures = tonumber(s[4]), tonumber(s[5]) or 0
-local finish = 0
-if retry_at and paused_at then finish = math.min(retry_at, paused_at + max_retry_after) end
-if failures > 0 and failed_at then
-    local backoff = math.min(first_backoff * 2 ^ math.min(failures - 1, 64), max_backoff)
-    finish = math.max(finish, failed_at + backoff * (1 + spread * jitter))
-end
-local start = math.max(now, finish)
-if ARGV[7] == "pause" then
-    return {string.format("%.6f", start - now), failures, 1}
-end
-if last and last > start then
-    -- Another worker holds the next turn: ask again when it begins (core.pacing.turn).
-    return {string.format("%.6f", last - now), failures, 0}
-end
-if last then start = math.max(start, last + interval) end
-redis.call("hset", KEYS[1], "last", string.format("%.6f", start))
-local keep = math.max(start + interval, finish) - now + margin
-local ttl = redis.call("pttl", KEYS[1])
--- At most 10^13 ms (~317 years): Lua passes a larger number as "1e+14" (%.14g),
--- which PEXPIRE refuses, and the pacing of huge limits failed in Redis every time.
-local px = math.min(math.ceil(keep * 1000), 1e13)
-if ttl < px then redis.call("pexpire", KEYS[1], px) end
-return {string.format("%.6f", start - now), failures, 1}
-"""
-# ARGV: busy ("1"/"0"), retry_after seconds ("" for none), max_retry_after,
-# max_backoff, margin, first_backoff, 1 + JITTER, seconds since the request was sent
-# ("" if unknown). A pause is never shortened; a 429 to a request sent within the
-# back-off or before (else: one arriving within it) does not double it; a success
-# ends a failure run as
-# core.pacing._after_success says (within the back-off: nothing; for one more
-# back-off: the pause only, the run kept for a 429 of the same moment; then all).
-_OBSERVE = """
-local t = redis.call("time")
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local keep = tonumber(ARGV[5])
-local run = redis.call("hmget", KEYS[1], "failures", "failed_at")
-local failures, failed_at = tonumber(run[1]), tonumber(run[2])
-local backoff = 0
-if failures then
-    backoff = math.min(tonumber(ARGV[6]) * 2 ^ math.min(failures - 1, 64), tonumber(ARGV[4]))
-end
-if ARGV[1] == "0" then
-    if failures then
-        failed_at = failed_at or 0
-        local longest = backoff * tonumber(ARGV[7])
-        if now >= failed_at + longest + backoff then
-            redis.call("hdel", KEYS[1], "failures", "failed_at")
-        elseif now >= failed_at + backoff and now - longest < failed_at then
-            redis.call("hset", KEYS[1], "failed_at", string.format("%.6f", now - longest))
-        end
-    end
-    return 0
-end
-if ARGV[2] ~= "" then
-    local until_ = now + math.max(0, tonumber(ARGV[2]))
-    local seen = tonumber(redis.call("hget", KEYS[1], "retry_at"))
-    if seen and seen >= until_ then return 0 end
-    redis.call("hset", KEYS[1], "retry_at", string.format("%.6f", until_),
-        "paused_at", string.format("%.6f", now))
-    keep = keep + math.min(until_ - now, tonumber(ARGV[3]))
-else
-    -- Sent before the back-off ended (core.pacing.observed): the same overload.
-    local sent = now
-    if ARGV[8] ~= "" then sent = now - math.max(0, tonumber(ARGV[8])) end
-    if failures and failed_at and sent < failed_at + backoff then return 0 end
-    redis.call("hincrby", KEYS[1], "failures", 1)
-    redis.call("hset", KEYS[1], "failed_at", string.format("%.6f", now))
-    keep = keep + tonumber(ARGV[4]) * (tonumber(ARGV[7]) + 1)  -- core.pacing.keep_for
-end
-local ttl = redis.call("pttl", KEYS[1])
--- At most 10^13 ms (~317 years): Lua passes a larger number as "1e+14" (%.14g),
--- which PEXPIRE refuses, and the pacing of huge limits failed in Redis every time.
-local px = math.min(math.ceil(keep * 1000), 1e13)
-if ttl < px then redis.call("pexpire", KEYS[1], px) end
-return 1
-"""
 
 
 class RedisStore(AsyncClosing):
@@ -231,11 +121,12 @@ class RedisStore(AsyncClosing):
         self._in_flight = asyncio.Semaphore(min(pool_limit, _MAX_IN_FLIGHT))
         self._keep_for = keep_for
         self._timeout = timeout
-        self._release_script = self._redis.register_script(_RELEASE)
-        self._renew_script = self._redis.register_script(_RENEW)
-        self._put_script = self._redis.register_script(_PUT)
-        self._pace_script = self._redis.register_script(_PACE)
-        self._observe_script = self._redis.register_script(_OBSERVE)
+        self._acquire_script = self._redis.register_script(ACQUIRE)
+        self._release_script = self._redis.register_script(RELEASE)
+        self._renew_script = self._redis.register_script(RENEW)
+        self._put_script = self._redis.register_script(PUT)
+        self._pace_script = self._redis.register_script(PACE)
+        self._observe_script = self._redis.register_script(OBSERVE)
         self._ready = not isinstance(self._redis, RedisCluster)
         self._ready_lock = asyncio.Lock()
         self._learnt = False
@@ -252,8 +143,7 @@ class RedisStore(AsyncClosing):
 
         :raises InvalidRecordError: for a record that does not conform to the schema.
         """
-        key = self._key("rec", origin)
-        fields = await self._call(lambda: self._redis.hgetall(key))
+        fields = await self._hash(self._key("rec", origin))
         if not fields:
             return None
         return decode({_text(name): value for name, value in fields.items()})
@@ -267,10 +157,11 @@ class RedisStore(AsyncClosing):
         await self._call(lambda: self._put_script(keys=keys, args=args))
 
     async def acquire(self, origin: Origin, ttl: float) -> Lease | None:
-        """``SET lease token NX PX ttl``: the lease, or None if another worker holds it."""
+        """``SET lease token NX PX ttl`` (or over a key without expiry, not a lease of
+        ours): the lease, or None if another worker holds it."""
         token = secrets.token_hex(16)
         key = self._key("lease", origin)
-        taken = await self._call(lambda: self._redis.set(key, token, nx=True, px=_millis(ttl)))
+        taken = await self._take(key, token, ttl)
         return Lease(origin, token, time.time() + ttl) if taken else None
 
     async def release(self, lease: Lease) -> bool:
@@ -288,8 +179,7 @@ class RedisStore(AsyncClosing):
 
         :raises InvalidRecordError: a record that does not conform (or a newer layout).
         """
-        key = self._key(f"res:{kind}", origin)
-        fields = await self._call(lambda: self._redis.hgetall(key))
+        fields = await self._hash(self._key(f"res:{kind}", origin))
         if not fields:
             return None
         return decode_resource({_text(name): value for name, value in fields.items()})
@@ -306,10 +196,10 @@ class RedisStore(AsyncClosing):
     async def acquire_resource(
         self, origin: Origin, kind: ResourceKind, ttl: float
     ) -> ResourceLease | None:
-        """``SET NX PX`` on the origin's ``kind`` lease: the lease, or None if held."""
+        """The origin's ``kind`` lease as :meth:`acquire` takes one, or None if held."""
         token = secrets.token_hex(16)
         key = self._key(f"lease:{kind}", origin)
-        taken = await self._call(lambda: self._redis.set(key, token, nx=True, px=_millis(ttl)))
+        taken = await self._take(key, token, ttl)
         return ResourceLease(origin, token, time.time() + ttl, kind) if taken else None
 
     async def release_resource(self, lease: ResourceLease) -> bool:
@@ -322,6 +212,27 @@ class RedisStore(AsyncClosing):
         """Extend ``lease`` to ``ttl`` seconds from now if it is still ours (the
         compare-and-expire script, on the resource lease's key)."""
         return await self._renew(self._key(f"lease:{lease.kind}", lease.origin), lease, ttl)
+
+    async def _take(self, key: str, token: str, ttl: float) -> bool:
+        """Whether the lease at ``key`` was taken for ``token`` (the acquire script)."""
+        args: list[str | int] = [token, _millis(ttl)]
+        return bool(await self._call(lambda: self._acquire_script(keys=[key], args=args)))
+
+    async def _hash(self, key: str) -> dict[bytes, bytes]:
+        """The fields of the record at ``key`` (none if it is missing).
+
+        :raises InvalidRecordError: the key holds another type (another program's): a
+            record that does not conform, fetched and overwritten by the reader (as a
+            store failure it stayed, and every worker fetched that origin every time).
+        """
+        try:
+            fields: dict[bytes, bytes] = await self._call(lambda: self._redis.hgetall(key))
+        except StoreError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ResponseError) and str(cause).startswith("WRONGTYPE"):
+                raise InvalidRecordError("record", "the key holds no hash") from exc
+            raise
+        return fields
 
     async def _renew(self, key: str, lease: _L, ttl: float) -> _L | None:
         """``lease`` extended on ``key`` (one key, one slot), or None if it was lost."""

@@ -8,7 +8,9 @@ path is MemoryStore's (``_records.validate``). End-to-end cases use a real serve
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -16,11 +18,14 @@ import pytest
 
 import robots_async as ra
 from robots_async.cache import records as _records
+from robots_async.cache.resources import StoredResource, decode_resource, encode_resource
+from robots_async.cache.tdmrep import TdmRepCache
 
 from .conftest import TOKEN
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
+    from pathlib import Path
 
     from .conftest import Server
 
@@ -218,3 +223,59 @@ async def test_far_future_record_is_refused_and_far_past_is_stale(
         entry, _ = await cache.get(origin)
         assert not entry.robots.allowed("/private", robots_token=TOKEN)
         assert (cache.stats.store_invalid, cache.stats.fetches) == (invalid, 1)
+
+
+# --- tdmrep.json records (cache.resources) ------------------------------------------
+
+TDM_URL = "http://127.0.0.1:1/.well-known/tdmrep.json"
+
+
+def resource_fields(**changes: Any) -> dict[str, bytes]:
+    """An encoded 200 tdmrep.json record, its metadata changed by ``changes``."""
+    record = StoredResource("tdmrep", TDM_URL, 200, None, time.time(), time.time() + 60)
+    fields = encode_resource(record)
+    meta = json.loads(fields["meta"])
+    meta.update(changes)
+    fields["meta"] = json.dumps(meta).encode()
+    return fields
+
+
+UNHASHABLE = {  # each made decode_resource() raise TypeError ("unhashable type")
+    "kind-list": {"kind": ["tdmrep"]},
+    "kind-object": {"kind": {"name": "tdmrep"}},
+    "error-list": {"error": ["timeout"]},
+    "error-object": {"error": {"kind": "timeout"}},
+}
+
+
+@pytest.mark.parametrize("changes", list(UNHASHABLE.values()), ids=list(UNHASHABLE))
+def test_hostile_resource_metadata_is_an_invalid_record(changes: dict[str, Any]) -> None:
+    with pytest.raises(ra.InvalidRecordError):
+        decode_resource(resource_fields(**changes))
+
+
+async def test_unhashable_kind_in_a_sqlite_tdmrep_record_is_a_refetch(
+    server: Server, make_cache: Callable[..., ra.RobotsCache], tmp_path: Path
+) -> None:
+    """Found: a tdmrep.json record whose kind was a JSON list raised TypeError out of
+    SQLiteStore.get_resource() and so out of lookup() (and checker.usage()). Now a
+    counted miss: fetched and overwritten."""
+    server.text("/.well-known/tdmrep.json", '[{"location": "/books/*", "tdm-reservation": 1}]')
+    path = tmp_path / "tdm.sqlite"
+    async with ra.SQLiteStore(path) as store:
+        cache = make_cache(store=store)
+        tdm = TdmRepCache(cache, cache._fetcher)
+        await tdm.lookup(server.url("/books/1"))  # makes the tables and a record
+        await tdm.aclose()
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        meta = json.loads(conn.execute("SELECT meta FROM resources").fetchone()[0])
+        meta["kind"] = ["tdmrep"]
+        conn.execute("UPDATE resources SET meta = ?", (json.dumps(meta).encode(),))
+    async with ra.SQLiteStore(path) as store:
+        cache = make_cache(store=store)
+        tdm = TdmRepCache(cache, cache._fetcher)
+        assert (await tdm.lookup(server.url("/books/1")))[0].status == "reserved"
+        assert tdm.sharing is not None
+        assert (tdm.sharing.invalid, tdm.sharing.errors, tdm.fetches) == (1, 0, 1)
+        await tdm.aclose()
+    assert server.count("/.well-known/tdmrep.json") == 2

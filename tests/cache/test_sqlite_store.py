@@ -364,6 +364,30 @@ async def test_lease_is_exclusive_until_released_or_expired(tmp_path: Path) -> N
         assert not await two.release(short)  # expired, and taken over since
 
 
+@pytest.mark.parametrize("expires", ["'never'", "x'00'"], ids=["text", "blob"])
+async def test_a_lease_row_without_a_numeric_expiry_is_taken_over(
+    tmp_path: Path, expires: str
+) -> None:
+    """Found: a lease row whose expires_at is text or a blob (an edited or damaged file)
+    compares above every number in SQLite, so the upsert never took it over: every
+    refresh of that origin waited a whole fetch's time and 5 s (35 s by default), on
+    every process, then fetched without the lease. Such a row is taken over now, and
+    tdmrep.json's likewise."""
+    origin = ra.Origin.from_url("http://a.test/")
+    path = tmp_path / "l.sqlite"
+    async with ra.SQLiteStore(path) as store:
+        lease = await store.acquire_resource(origin, "tdmrep", 30.0)  # makes its table
+        assert lease is not None
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute(f"INSERT INTO leases VALUES ('http://a.test:80', 'someone', {expires})")
+        conn.execute(f"UPDATE resource_leases SET token = 'someone', expires_at = {expires}")
+    async with ra.SQLiteStore(path) as store:
+        assert await store.acquire(origin, 30.0) is not None
+        assert await store.acquire(origin, 30.0) is None  # held now
+        assert await store.acquire_resource(origin, "tdmrep", 30.0) is not None
+        assert await store.acquire_resource(origin, "tdmrep", 30.0) is None
+
+
 async def test_closed_store_raises_store_error(tmp_path: Path) -> None:
     """After aclose(), calls raise StoreError (never hang); aclose is idempotent."""
     store = ra.SQLiteStore(tmp_path / "c.sqlite")

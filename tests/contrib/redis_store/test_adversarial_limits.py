@@ -120,3 +120,33 @@ async def test_huge_pacing_limits_pace_through_redis(
         await store.aclose()
     [key] = [key async for key in raw.scan_iter(match=f"{prefix}:*pace*")]
     assert await raw.pttl(key) > 0
+
+
+@pytest.mark.parametrize("field", ["last", "retry_at"])
+async def test_an_infinite_pace_time_in_redis_is_a_store_failure_not_an_endless_sleep(
+    redis_server: RedisServer, prefix: str, raw: aioredis.Redis, sites: Sites, field: str
+) -> None:
+    """Found: a pace hash whose time reads 'inf' (edited, or written by another
+    program) made the script answer a wait of inf seconds, slept forever by wait().
+    Now the pacer takes a wait that is not a finite number as a failed store call:
+    paced here, from the visit reserved before, and counted."""
+    [site] = await sites.add()
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    store = RedisStore(redis_server.url, prefix=prefix)
+    checker = ra.RobotsChecker(USER_AGENT, store=store, sleep=sleep, min_delay=1.0)
+    try:
+        url = site.url("/page")
+        assert await checker.wait(url) == 0.0
+        [key] = [key async for key in raw.scan_iter(match=f"{prefix}:*pace*")]
+        await raw.hset(key, mapping={field: "inf", "paused_at": "inf"})
+        seconds = await checker.wait(url)
+        assert 0.0 < seconds <= 1.0
+        assert slept == [seconds]
+        assert checker.stats.pace_store_errors == 1
+    finally:
+        await checker.aclose()
+        await store.aclose()
