@@ -18,7 +18,7 @@ from ..core.sitemaps import named_sitemaps
 from ..core.url import Origin
 from ..fetch.policy import FetchPolicy, Source
 from ..fetch.wire import wire_url
-from .paced import PacedChecks
+from .paced import ClosableSleep, PacedChecks
 from .pacing import PaceBy, Pacer, PaceSettings
 from .unclosed import creation_site, warn_unclosed
 from .usage_answer import UsageChecks, UsageSources, usage_of
@@ -203,7 +203,8 @@ class RobotsChecker(PacedChecks, UsageChecks, AsyncClosing):
         self._usage_sources = UsageSources(self._cache, self._fetcher)
         self._clock = clock
         settings = PaceSettings(min_delay, max_delay, pace_by, max_retry_after, max_backoff)
-        self._pacer = Pacer(store, settings, clock=clock, sleep=sleep)
+        self._sleeper = ClosableSleep(sleep)
+        self._pacer = Pacer(store, settings, clock=clock, sleep=self._sleeper)
         self._loop: asyncio.AbstractEventLoop | None = None
         # That loop while it may take allowed()'s hot path: an asyncio loop (whose
         # private _thread_id names the thread running it), None once closed.
@@ -378,6 +379,7 @@ class RobotsChecker(PacedChecks, UsageChecks, AsyncClosing):
             return
         self._closed = True
         self._hot_loop = None
+        self._sleeper.close()  # waits for a turn end with ClosedError
         if self._loop is not None and self._loop is not asyncio.get_running_loop():
             self._bind()
         owns_fetcher, owns_cache = self._owns

@@ -3,18 +3,22 @@ class, so the checker stays one object and a wait one method call)."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..core.errors import ClosedError
 from ..core.validate import optional_number
 from .pacing import pace_unit, robots_delay
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from ..cache.entry import CacheEntry
     from ..core.url import Origin
     from .pacing import Pacer
 
-__all__ = ["PacedChecks"]
+__all__ = ["ClosableSleep", "PacedChecks"]
 
 
 class PacedChecks:
@@ -42,6 +46,9 @@ class PacedChecks:
         (MemoryStore, SQLiteStore, RedisStore) the next visit is reserved there, so
         every worker together visits the origin at most once per interval. Pauses
         that :meth:`observe` recorded (by any worker) are slept through.
+
+        :raises ClosedError: the checker is closed, or was closed during the wait (the
+            request must not be sent; ``aclose()`` ends every wait at once).
         """
         origin = self._origin(url)
         delay = await self._delay(origin, self._token_for(user_agent))
@@ -93,3 +100,41 @@ def _elapsed_seconds(elapsed: object) -> float | None:
     if isinstance(elapsed, timedelta):
         elapsed = elapsed.total_seconds()
     return optional_number("observe(): elapsed", elapsed)
+
+
+class ClosableSleep:
+    """The pacer's sleep, ended by :meth:`close` with :class:`ClosedError`: a wait
+    for a turn lasts up to ``max_retry_after`` (an hour), and one sleeping when its
+    checker closed went on, its request then sent after the close (a ``Crawl-delay:
+    20`` wait was still pending 3 s after ``aclose()``)."""
+
+    __slots__ = ("_closed", "_sleep", "_woken")
+
+    def __init__(self, sleep: Callable[[float], Awaitable[Any]]) -> None:
+        self._sleep = sleep
+        self._closed = False
+        #: Done once closed; made on the loop of the first sleep.
+        self._woken: asyncio.Future[None] | None = None
+
+    async def __call__(self, seconds: float) -> None:
+        """Sleep ``seconds``; :raises ClosedError: if closed before or meanwhile."""
+        if self._closed:
+            raise ClosedError("checker is closed")
+        woken = self._woken
+        if woken is None or woken.get_loop() is not asyncio.get_running_loop():
+            woken = self._woken = asyncio.get_running_loop().create_future()
+        sleeping = asyncio.ensure_future(self._sleep(seconds))
+        try:
+            await asyncio.wait((sleeping, woken), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not sleeping.done():
+                sleeping.cancel()
+        if self._closed:
+            raise ClosedError("checker is closed")
+        sleeping.result()  # (the sleep's own error, if it had one)
+
+    def close(self) -> None:
+        """End every sleep now and refuse later ones."""
+        self._closed = True
+        if self._woken is not None and not self._woken.done():
+            self._woken.set_result(None)
