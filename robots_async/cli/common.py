@@ -6,7 +6,7 @@ import contextlib
 import logging
 import sys
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..core.agent import require_token
 from ..core.errors import ConfigurationError
@@ -30,18 +30,39 @@ def _agent(args: argparse.Namespace) -> str:
     return require_token(args.agent)
 
 
-def _read_bytes(path: str) -> bytes:
+#: Bytes asked of a file or stdin at a time by :func:`_read_bytes`.
+_CHUNK = 1 << 20
+
+
+def _read_bytes(path: str, max_bytes: int) -> bytes:
+    """The first ``max_bytes + 1`` bytes of ``path`` ('-': stdin), at most.
+
+    One byte past the cap is enough for the parser to say "truncated" (RFC 9309
+    §2.5 lets the rest be ignored); reading to the end held a 100 MB file whole in
+    memory and never finished on an endless stdin (``yes | robots-async lint -``).
+    """
     if path == "-":
-        return sys.stdin.buffer.read()
+        return _read_upto(sys.stdin.buffer, max_bytes + 1)
     try:
         with open(path, "rb") as handle:
-            return handle.read()
+            return _read_upto(handle, max_bytes + 1)
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
+def _read_upto(handle: BinaryIO, limit: int) -> bytes:
+    """Up to ``limit`` bytes of ``handle``, in chunks (a pipe returns short reads; a
+    huge ``limit`` is never passed to ``read()``, which cannot take one past 2**63)."""
+    parts: list[bytes] = []
+    left = limit
+    while left > 0 and (part := handle.read(min(left, _CHUNK))):
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
+
+
 def _load_robots(path: str, policy: PolicyName, max_bytes: int = DEFAULT_MAX_BYTES) -> RobotsTxt:
-    return parse(_read_bytes(path), policy=policy, max_bytes=max_bytes)
+    return parse(_read_bytes(path, max_bytes), policy=policy, max_bytes=max_bytes)
 
 
 def _fetch_policy(args: argparse.Namespace, **changes: Any) -> FetchPolicy:
