@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..core.agent import require_token
-from ..core.errors import ConfigurationError
+from ..core.errors import ConfigurationError, InvalidURLError
 from ..core.parser import DEFAULT_MAX_BYTES, parse
 from .options import FETCH_POLICIES, UsageError
 
@@ -59,6 +59,30 @@ def _read_upto(handle: BinaryIO, limit: int) -> bytes:
         parts.append(part)
         left -= len(part)
     return b"".join(parts)
+
+
+#: The site a bare ``/path`` is put on to find the path a client sends for it.
+_PLACEHOLDER = "http://robots-async.invalid"
+
+
+def _judged(text: str) -> str:
+    """The URL (or ``/path``) a client sends for ``text``: what a local check judges.
+
+    RobotsChecker judges the URL its HTTP client puts on the wire (``wire_url``):
+    ``/x/../private`` is ``/private`` and ``/a b`` is ``/a%20b``. Matched as written, a
+    ``--robots FILE`` check allowed what the checker, on the same rules, disallows.
+    A relative or non-http(s) URL comes back as it is, for ``Origin`` to reject.
+
+    :raises InvalidURLError: when no client could send ``text`` (a bad port, say).
+    """
+    from ..fetch.wire import wire_url
+
+    if not text.startswith("/"):
+        return wire_url(text)
+    try:
+        return wire_url(_PLACEHOLDER + text).removeprefix(_PLACEHOLDER) or "/"
+    except InvalidURLError as exc:
+        raise InvalidURLError(text, exc.reason) from None
 
 
 def _load_robots(path: str, policy: PolicyName, max_bytes: int = DEFAULT_MAX_BYTES) -> RobotsTxt:

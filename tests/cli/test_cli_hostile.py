@@ -1,4 +1,5 @@
-"""Hostile input to the command line: an endless robots.txt on stdin."""
+"""Hostile input to the command line: an endless robots.txt on stdin, URLs spelled
+otherwise than they are sent."""
 
 from __future__ import annotations
 
@@ -6,14 +7,20 @@ import asyncio
 import contextlib
 import json
 import sys
+from collections import Counter
 from typing import TYPE_CHECKING
 
 import pytest
 
+from robots_async.checker.checker import RobotsChecker
 from robots_async.cli import main
+
+from .test_cli import robots_app
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from ..conftest import Serve
 
 
 async def _answers_before_eof(*argv: str, sent: int) -> tuple[int, bytes, bytes]:
@@ -77,3 +84,30 @@ def test_lint_of_a_file_over_the_cap_reads_past_it_by_one_byte(
     assert json.loads(capsys.readouterr().out)["truncated"] is False
     assert main(["lint", "--max-bytes", "26", "--json", str(path)]) == 1
     assert json.loads(capsys.readouterr().out)["truncated"] is True
+
+
+ODD = "User-agent: *\nDisallow: /a%20b\nDisallow: /private\n"
+
+
+@pytest.mark.parametrize(
+    "spelling", ["/a b", "/x/../private", "/%70rivate", "/a%20b/../private/y", "/./private"]
+)
+async def test_check_with_robots_file_judges_the_url_as_the_checker_does(
+    spelling: str, serve: Serve, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``check --robots FILE`` and RobotsChecker on the same rules give the same verdict:
+    the URL judged is the one a client sends (``/x/../private`` is ``/private``). It was
+    judged as written, so ``/a b`` was allowed by the file, disallowed by the checker."""
+    base = await serve(robots_app(Counter(), body=ODD))
+    url = base + spelling
+    async with RobotsChecker("Bot") as checker:
+        decision = await checker.explain(url)
+    assert not decision.verdict.allowed
+    path = tmp_path / "robots.txt"
+    path.write_text(ODD)
+    assert await asyncio.to_thread(main, ["check", "--robots", str(path), url, spelling]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out] == ["DISALLOWED", "DISALLOWED"]
+    assert out[0].split()[1] == decision.url
+    assert await asyncio.to_thread(main, ["explain", "--robots", str(path), url]) == 1
+    assert "verdict:     DISALLOWED" in capsys.readouterr().out
