@@ -77,17 +77,24 @@ def read_lines(arguments: Iterable[str], path: str | None) -> Iterator[Line]:
         index += 1
     if path is None:
         return
-    name = "<stdin>" if path == "-" else path
-    handle = sys.stdin if path == "-" else open(path, encoding="utf-8", errors="replace")  # noqa: SIM115
-    try:
-        for number, raw in enumerate(handle, 1):
-            text = raw.strip()
-            if _wanted(text):
-                yield Line(index, f"{name}:{number}", text)
-                index += 1
-    finally:
-        if handle is not sys.stdin:
-            handle.close()
+    if path == "-":
+        # stdin's bytes, decoded as a file's are (sys.stdin is strict under a UTF-8
+        # locale: a byte that is not UTF-8 was a UnicodeDecodeError traceback).
+        stdin = getattr(sys.stdin, "buffer", sys.stdin)
+        lines = (raw if isinstance(raw, str) else raw.decode("utf-8", "replace") for raw in stdin)
+        yield from _numbered(lines, "<stdin>", index)
+        return
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        yield from _numbered(handle, path, index)
+
+
+def _numbered(lines: Iterable[str], name: str, index: int) -> Iterator[Line]:
+    """The wanted ``lines`` as Lines from ``index`` on, numbered as ``name:N``."""
+    for number, raw in enumerate(lines, 1):
+        text = raw.strip()
+        if _wanted(text):
+            yield Line(index, f"{name}:{number}", text)
+            index += 1
 
 
 async def read_lines_async(arguments: Iterable[str], path: str | None) -> AsyncIterator[Line]:

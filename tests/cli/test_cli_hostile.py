@@ -1,11 +1,13 @@
 """Hostile input to the command line: an endless robots.txt on stdin, URLs spelled
-otherwise than they are sent."""
+otherwise than they are sent, bytes that are not UTF-8."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
+import os
+import subprocess
 import sys
 from collections import Counter
 from typing import TYPE_CHECKING
@@ -111,3 +113,40 @@ async def test_check_with_robots_file_judges_the_url_as_the_checker_does(
     assert out[0].split()[1] == decision.url
     assert await asyncio.to_thread(main, ["explain", "--robots", str(path), url]) == 1
     assert "verdict:     DISALLOWED" in capsys.readouterr().out
+
+
+def _run(argv: list[str], stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    """The CLI in a process whose stdout and stdin are strict UTF-8 (en_US.UTF-8)."""
+    env = dict(os.environ, PYTHONIOENCODING="utf-8:strict")
+    return subprocess.run(
+        [sys.executable, "-m", "robots_async", *argv],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_argument_not_utf8_prints_without_traceback(tmp_path: Path) -> None:
+    """An argument with a byte that is not UTF-8 (read as a lone surrogate) is printed
+    escaped, and a JSON line is valid UTF-8 JSON; both were a UnicodeEncodeError."""
+    robots = tmp_path / "robots.txt"
+    robots.write_text(ODD)
+    path = os.fsdecode(b"/\xff")
+    result = _run(["explain", "--robots", str(robots), path])
+    assert (result.returncode, result.stderr) == (0, b"")
+    assert result.stdout.decode("utf-8").startswith("URL:         /\\udcff\n")
+    result = _run(["check", "--json", path])  # a bad line: its record has the text
+    assert result.returncode == 2
+    assert json.loads(result.stdout.decode("utf-8"))["url"] == path
+
+
+def test_stdin_lines_not_utf8_are_read_as_files_are(tmp_path: Path) -> None:
+    """--input - with a byte that is not UTF-8: replaced as in a file (and on a pipe
+    in the remote check); it was a UnicodeDecodeError traceback."""
+    robots = tmp_path / "robots.txt"
+    robots.write_text(ODD)
+    result = _run(["check", "--robots", str(robots), "--input", "-"], stdin=b"/a\n/\xff\n")
+    assert (result.returncode, result.stderr) == (0, b"")
+    assert result.stdout.decode("utf-8").splitlines()[1] == "allowed  /%EF%BF%BD  (no rule matches)"
