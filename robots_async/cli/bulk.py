@@ -64,6 +64,14 @@ def _wanted(text: str) -> bool:
     return bool(text) and not text.startswith("#")
 
 
+def _text(raw: str | bytes, number: int) -> str:
+    """Line ``number`` of an input, decoded (bytes that are not UTF-8: U+FFFD) and
+    stripped; on line 1, without the byte order mark Notepad and Excel write first
+    (it was read as part of the first URL: 'relative URL', exit 2)."""
+    text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+    return (text.removeprefix("\ufeff") if number == 1 else text).strip()
+
+
 def read_lines(arguments: Iterable[str], path: str | None) -> Iterator[Line]:
     """Positional URLs, then the lines of ``path`` ('-': stdin), read lazily.
 
@@ -80,18 +88,16 @@ def read_lines(arguments: Iterable[str], path: str | None) -> Iterator[Line]:
     if path == "-":
         # stdin's bytes, decoded as a file's are (sys.stdin is strict under a UTF-8
         # locale: a byte that is not UTF-8 was a UnicodeDecodeError traceback).
-        stdin = getattr(sys.stdin, "buffer", sys.stdin)
-        lines = (raw if isinstance(raw, str) else raw.decode("utf-8", "replace") for raw in stdin)
-        yield from _numbered(lines, "<stdin>", index)
+        yield from _numbered(getattr(sys.stdin, "buffer", sys.stdin), "<stdin>", index)
         return
     with open(path, encoding="utf-8", errors="replace") as handle:
         yield from _numbered(handle, path, index)
 
 
-def _numbered(lines: Iterable[str], name: str, index: int) -> Iterator[Line]:
+def _numbered(lines: Iterable[str | bytes], name: str, index: int) -> Iterator[Line]:
     """The wanted ``lines`` as Lines from ``index`` on, numbered as ``name:N``."""
     for number, raw in enumerate(lines, 1):
-        text = raw.strip()
+        text = _text(raw, number)
         if _wanted(text):
             yield Line(index, f"{name}:{number}", text)
             index += 1
@@ -123,11 +129,11 @@ async def read_lines_async(arguments: Iterable[str], path: str | None) -> AsyncI
             *complete, rest = (rest + chunk).split(b"\n")
             for raw in complete:
                 number += 1
-                text = raw.decode("utf-8", "replace").strip()
+                text = _text(raw, number)
                 if _wanted(text):
                     yield Line(index, f"<stdin>:{number}", text)
                     index += 1
-        text = rest.decode("utf-8", "replace").strip()
+        text = _text(rest, number + 1)
         if _wanted(text):
             yield Line(index, f"<stdin>:{number + 1}", text)
     finally:
@@ -151,7 +157,7 @@ def count_lines(path: str | None) -> int | None:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
         with open(path, encoding="utf-8", errors="replace") as handle:
-            return sum(1 for raw in handle if _wanted(raw.strip()))
+            return sum(1 for number, raw in enumerate(handle, 1) if _wanted(_text(raw, number)))
     except OSError:
         return None
 

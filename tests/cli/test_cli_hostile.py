@@ -150,3 +150,44 @@ def test_stdin_lines_not_utf8_are_read_as_files_are(tmp_path: Path) -> None:
     result = _run(["check", "--robots", str(robots), "--input", "-"], stdin=b"/a\n/\xff\n")
     assert (result.returncode, result.stderr) == (0, b"")
     assert result.stdout.decode("utf-8").splitlines()[1] == "allowed  /%EF%BF%BD  (no rule matches)"
+
+
+#: A URL list as Windows Notepad or Excel ("CSV UTF-8") saves it: a byte order mark,
+#: CRLF line ends, a blank line, a comment, padding and a duplicate.
+NOTEPAD = "\ufeff{0}/private/x\r\n\r\n# later\r\n  {0}/a  \r\n{0}/private/x\r\n"
+
+
+@pytest.mark.parametrize("source", ["file", "stdin-file", "stdin-pipe", "robots-file"])
+async def test_input_with_byte_order_mark_and_crlf(
+    source: str, serve: Serve, tmp_path: Path
+) -> None:
+    """A UTF-8 byte order mark opens the file, not its first URL: it was read as part
+    of line 1 ('relative URL: '\\ufeffhttp://...'), and the run exited 2."""
+    base = await serve(robots_app(Counter(), body=ODD))
+    data = NOTEPAD.format(base).encode()
+    urls = tmp_path / "urls.txt"
+    urls.write_bytes(data)
+    robots = tmp_path / "robots.txt"
+    robots.write_text(ODD)
+    argv = ["check", "--input", "-" if source.startswith("stdin") else str(urls)]
+    if source == "robots-file":
+        argv += ["--robots", str(robots)]
+    with urls.open("rb") as handle:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "robots_async",
+            *argv,
+            stdin=handle if source == "stdin-file" else asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(
+            proc.communicate(data if source == "stdin-pipe" else None), 60
+        )
+    assert (proc.returncode, err) == (1, b"")
+    assert sorted(out.decode().splitlines()) == [
+        f"DISALLOWED  {base}/private/x  (line 3: Disallow: /private)",
+        f"DISALLOWED  {base}/private/x  (line 3: Disallow: /private)",
+        f"allowed  {base}/a  (no rule matches)",
+    ]
