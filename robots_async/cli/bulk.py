@@ -124,16 +124,22 @@ async def read_lines_async(arguments: Iterable[str], path: str | None) -> AsyncI
         lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
     )
     try:
-        number, rest = 0, b""
+        # ``pieces``: the unended line's reads, joined once at its end (``rest +
+        # chunk`` copied the line so far on every read: 37 s for an 80 MB line).
+        number, pieces = 0, list[bytes]()
         while chunk := await reader.read(1 << 16):
-            *complete, rest = (rest + chunk).split(b"\n")
+            *complete, rest = chunk.split(b"\n")
+            if complete:
+                complete[0] = b"".join([*pieces, complete[0]])
+                pieces.clear()
+            pieces.append(rest)
             for raw in complete:
                 number += 1
                 text = _text(raw, number)
                 if _wanted(text):
                     yield Line(index, f"<stdin>:{number}", text)
                     index += 1
-        text = _text(rest, number + 1)
+        text = _text(b"".join(pieces), number + 1)
         if _wanted(text):
             yield Line(index, f"<stdin>:{number + 1}", text)
     finally:
