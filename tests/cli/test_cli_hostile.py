@@ -218,3 +218,30 @@ async def test_long_line_on_a_pipe_is_read_in_linear_time(
     assert [len(text) for text in got] == [14 + (32 << 20), 15]
     # Linear: 0.1 s here; the quadratic copy took 6 s (bound generous for a loaded box).
     assert elapsed < 3
+
+
+async def test_fetch_body_to_a_closed_pipe_under_unbuffered_python(serve: Serve) -> None:
+    """``PYTHONUNBUFFERED=1 fetch --body | head``: the body is written whole or the
+    broken pipe is reported (exit 1, as every command does). stdout's binary layer is
+    then a raw file whose write() may write only part: 64 KiB went out, the rest was
+    dropped unseen and the command exited 0."""
+    body = b"User-agent: *\n" + b"Disallow: /private\n" * 16_000  # 304 KB
+    base = await serve(robots_app(Counter(), body=body.decode()))
+
+    def read_head_then_close() -> tuple[int, bytes, bytes]:
+        with subprocess.Popen(
+            [sys.executable, "-m", "robots_async", "fetch", "--body", base],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        ) as proc:
+            assert proc.stdout is not None
+            assert proc.stderr is not None
+            head = b"".join(iter(proc.stdout.readline, b"\n"))  # to the blank line
+            proc.stdout.close()  # the reader goes away while the body is written
+            err = proc.stderr.read()
+            return proc.wait(timeout=20), head, err
+
+    code, head, err = await asyncio.to_thread(read_head_then_close)
+    assert head.startswith(b"robots.txt:")
+    assert (code, err) == (1, b"")
