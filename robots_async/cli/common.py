@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..core.agent import require_token
-from ..core.errors import ConfigurationError, InvalidURLError
+from ..core.errors import ConfigurationError, InvalidURLError, InvalidUserAgentError
 from ..core.parser import DEFAULT_MAX_BYTES, parse
 from .options import FETCH_POLICIES, UsageError
 
@@ -25,9 +26,22 @@ if TYPE_CHECKING:
     from .bulk import Progress
 
 
+#: What no header field value may hold (RFC 9110 §5.5): controls other than HTAB.
+_NOT_IN_A_HEADER = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
 def _agent(args: argparse.Namespace) -> str:
-    """The product token of ``--agent`` (InvalidUserAgentError when it has none)."""
-    return require_token(args.agent)
+    """The product token of ``--agent``.
+
+    :raises InvalidUserAgentError: when it has none, or holds a character no header
+        can carry: aiohttp then refuses every request, and each robots.txt would be
+        "unreachable" (everything disallowed) instead of the command stopping.
+    """
+    agent: str = args.agent
+    bad = _NOT_IN_A_HEADER.search(agent)
+    if bad is not None:
+        raise InvalidUserAgentError(f"control character in User-Agent {agent!r}: {bad[0]!r}")
+    return require_token(agent)
 
 
 #: Bytes asked of a file or stdin at a time by :func:`_read_bytes`.

@@ -245,3 +245,20 @@ async def test_fetch_body_to_a_closed_pipe_under_unbuffered_python(serve: Serve)
     code, head, err = await asyncio.to_thread(read_head_then_close)
     assert head.startswith(b"robots.txt:")
     assert (code, err) == (1, b"")
+
+
+@pytest.mark.parametrize("agent", ["Bot/1\r\nX-Evil: 1", "Bot/1\n", "Bot\x01/1", "Bot/1\x7f"])
+@pytest.mark.parametrize("command", ["check", "explain", "fetch", "lint", "sitemaps"])
+async def test_agent_no_header_can_carry_is_a_usage_error(
+    agent: str, command: str, serve: Serve, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An --agent with a control character (RFC 9110 §5.5: no field value holds one)
+    stops at startup, exit 2. It was accepted: aiohttp refused every request
+    ("Forbidden control character"), and check answered 'robots.txt unreachable:
+    everything disallowed' (exit 1) for every URL."""
+    hits: Counter[str] = Counter()
+    base = await serve(robots_app(hits))
+    assert await asyncio.to_thread(main, ["--agent", agent, command, base + "/x"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("robots-async: error: control character in User-Agent ")
+    assert not hits
