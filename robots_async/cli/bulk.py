@@ -147,12 +147,17 @@ async def read_lines_async(arguments: Iterable[str], path: str | None) -> AsyncI
 
 
 def _is_pipe(stream: object) -> bool:
-    """True for a stream on a pipe, socket or terminal (what a read can wait on)."""
+    """True for a stream on a pipe, socket or terminal (what a read can wait on).
+
+    Of the character devices only a terminal: /dev/null (``< /dev/null`` in cron or
+    CI) never waits, and the event loop cannot poll it (EPERM): the check hung.
+    """
     try:
-        mode = os.fstat(stream.fileno()).st_mode  # type: ignore[attr-defined]
+        fd = stream.fileno()  # type: ignore[attr-defined]
+        mode = os.fstat(fd).st_mode
     except (AttributeError, OSError, ValueError):  # no descriptor (a test's StringIO)
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
 
 
 def count_lines(path: str | None) -> int | None:

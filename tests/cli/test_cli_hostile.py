@@ -262,3 +262,24 @@ async def test_agent_no_header_can_carry_is_a_usage_error(
     err = capsys.readouterr().err
     assert err.startswith("robots-async: error: control character in User-Agent ")
     assert not hits
+
+
+async def test_input_from_dev_null_ends(serve: Serve) -> None:
+    """``check --input - URL < /dev/null`` (cron, nohup, CI): an empty list, then the
+    argument checked. /dev/null is a character device, was taken for a terminal and
+    handed to the event loop, which cannot poll it (EPERM): the command hung."""
+    base = await serve(robots_app(Counter(), body=ODD))
+    proc = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "robots_async", "check", "--input", "-", f"{base}/a b"),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), 30)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert (proc.returncode, err) == (1, b"")
+    assert out.decode() == f"DISALLOWED  {base}/a%20b  (line 2: Disallow: /a%20b)\n"
