@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import InvalidURLError
 from ..core.url import Origin
-from .common import _agent, _checker, _judged, _load_robots, _setup_logging
+from .common import _agent, _checker, _judged, _load_robots, _setup_logging, _stdin
 from .hints import url_error
 from .options import (
     _EPILOG,
@@ -80,6 +80,8 @@ def _check_input(args: argparse.Namespace) -> None:
         return
     if args.input == "-" and args.robots == "-":
         raise UsageError("--robots and --input cannot both read stdin")
+    if args.input == "-":
+        _stdin()
     if args.input != "-":
         try:
             with open(args.input, "rb"):

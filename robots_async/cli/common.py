@@ -7,7 +7,7 @@ import logging
 import re
 import sys
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from ..core.agent import require_token
 from ..core.errors import ConfigurationError, InvalidURLError, InvalidUserAgentError
@@ -56,12 +56,19 @@ def _read_bytes(path: str, max_bytes: int) -> bytes:
     memory and never finished on an endless stdin (``yes | robots-async lint -``).
     """
     if path == "-":
-        return _read_upto(sys.stdin.buffer, max_bytes + 1)
+        return _read_upto(_stdin().buffer, max_bytes + 1)
     try:
         with open(path, "rb") as handle:
             return _read_upto(handle, max_bytes + 1)
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def _stdin() -> TextIO:
+    """``sys.stdin``; UsageError when there is none (stdin closed: ``<&-``)."""
+    if sys.stdin is None:
+        raise UsageError("cannot read stdin ('-'): it is closed")
+    return sys.stdin
 
 
 def _read_upto(handle: BinaryIO, limit: int) -> bytes:

@@ -283,3 +283,30 @@ async def test_input_from_dev_null_ends(serve: Serve) -> None:
             await proc.wait()
     assert (proc.returncode, err) == (1, b"")
     assert out.decode() == f"DISALLOWED  {base}/a%20b  (line 2: Disallow: /a%20b)\n"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "--input", "-", "https://e.com/"],
+        ["check", "--robots", "-", "/x"],
+        ["check", "--robots", "-", "--input", "-"],
+        ["explain", "--robots", "-", "/x"],
+        ["lint", "-"],
+        ["lint", "--tdmrep", "-"],
+    ],
+)
+def test_closed_stdin_is_a_usage_error(argv: list[str]) -> None:
+    """'-' with stdin closed (``<&-``): exit 2 saying so. Python has no sys.stdin then,
+    and it was a TypeError or AttributeError traceback."""
+    result = subprocess.run(
+        [sys.executable, "-m", "robots_async", *argv],
+        preexec_fn=lambda: os.close(0),  # the child has no stdin
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith(b"robots-async: error: ")
+    assert b"stdin" in result.stderr
+    assert b"Traceback" not in result.stderr
