@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import InvalidURLError
 from ..core.url import Origin
-from .common import _agent, _checker, _load_robots, _setup_logging
+from .common import _agent, _checker, _judged, _load_robots, _setup_logging, _stdin
 from .hints import url_error
 from .options import (
     _EPILOG,
@@ -80,6 +80,8 @@ def _check_input(args: argparse.Namespace) -> None:
         return
     if args.input == "-" and args.robots == "-":
         raise UsageError("--robots and --input cannot both read stdin")
+    if args.input == "-":
+        _stdin()
     if args.input != "-":
         try:
             with open(args.input, "rb"):
@@ -151,11 +153,12 @@ def _check_local(args: argparse.Namespace, report: _CheckReport) -> None:
         try:
             if not line.text.startswith("/"):
                 Origin.from_url(line.text)
-            verdict = robots.explain(line.text, robots_token=token)
+            url = _judged(line.text)  # the URL sent, as the remote check judges it
+            verdict = robots.explain(url, robots_token=token)
         except InvalidURLError as exc:
             report.bad(line, url_error(exc, paths_ok=True, robots_option=False))
             continue
-        report.add(line.text, verdict)
+        report.add(url, verdict)
 
 
 async def _check_remote(args: argparse.Namespace, report: _CheckReport) -> None:

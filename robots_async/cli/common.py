@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import sys
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from ..core.agent import require_token
-from ..core.errors import ConfigurationError
+from ..core.errors import ConfigurationError, InvalidURLError, InvalidUserAgentError
 from ..core.parser import DEFAULT_MAX_BYTES, parse
 from .options import FETCH_POLICIES, UsageError
 
@@ -25,23 +26,88 @@ if TYPE_CHECKING:
     from .bulk import Progress
 
 
+#: What no header field value may hold (RFC 9110 §5.5): controls other than HTAB.
+_NOT_IN_A_HEADER = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
 def _agent(args: argparse.Namespace) -> str:
-    """The product token of ``--agent`` (InvalidUserAgentError when it has none)."""
-    return require_token(args.agent)
+    """The product token of ``--agent``.
+
+    :raises InvalidUserAgentError: when it has none, or holds a character no header
+        can carry: aiohttp then refuses every request, and each robots.txt would be
+        "unreachable" (everything disallowed) instead of the command stopping.
+    """
+    agent: str = args.agent
+    bad = _NOT_IN_A_HEADER.search(agent)
+    if bad is not None:
+        raise InvalidUserAgentError(f"control character in User-Agent {agent!r}: {bad[0]!r}")
+    return require_token(agent)
 
 
-def _read_bytes(path: str) -> bytes:
+#: Bytes asked of a file or stdin at a time by :func:`_read_bytes`.
+_CHUNK = 1 << 20
+
+
+def _read_bytes(path: str, max_bytes: int) -> bytes:
+    """The first ``max_bytes + 1`` bytes of ``path`` ('-': stdin), at most.
+
+    One byte past the cap is enough for the parser to say "truncated" (RFC 9309
+    §2.5 lets the rest be ignored); reading to the end held a 100 MB file whole in
+    memory and never finished on an endless stdin (``yes | robots-async lint -``).
+    """
     if path == "-":
-        return sys.stdin.buffer.read()
+        return _read_upto(_stdin().buffer, max_bytes + 1)
     try:
         with open(path, "rb") as handle:
-            return handle.read()
+            return _read_upto(handle, max_bytes + 1)
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
+def _stdin() -> TextIO:
+    """``sys.stdin``; UsageError when there is none (stdin closed: ``<&-``)."""
+    if sys.stdin is None:
+        raise UsageError("cannot read stdin ('-'): it is closed")
+    return sys.stdin
+
+
+def _read_upto(handle: BinaryIO, limit: int) -> bytes:
+    """Up to ``limit`` bytes of ``handle``, in chunks (a pipe returns short reads; a
+    huge ``limit`` is never passed to ``read()``, which cannot take one past 2**63)."""
+    parts: list[bytes] = []
+    left = limit
+    while left > 0 and (part := handle.read(min(left, _CHUNK))):
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
+
+
+#: The site a bare ``/path`` is put on to find the path a client sends for it.
+_PLACEHOLDER = "http://robots-async.invalid"
+
+
+def _judged(text: str) -> str:
+    """The URL (or ``/path``) a client sends for ``text``: what a local check judges.
+
+    RobotsChecker judges the URL its HTTP client puts on the wire (``wire_url``):
+    ``/x/../private`` is ``/private`` and ``/a b`` is ``/a%20b``. Matched as written, a
+    ``--robots FILE`` check allowed what the checker, on the same rules, disallows.
+    A relative or non-http(s) URL comes back as it is, for ``Origin`` to reject.
+
+    :raises InvalidURLError: when no client could send ``text`` (a bad port, say).
+    """
+    from ..fetch.wire import wire_url
+
+    if not text.startswith("/"):
+        return wire_url(text)
+    try:
+        return wire_url(_PLACEHOLDER + text).removeprefix(_PLACEHOLDER) or "/"
+    except InvalidURLError as exc:
+        raise InvalidURLError(text, exc.reason) from None
+
+
 def _load_robots(path: str, policy: PolicyName, max_bytes: int = DEFAULT_MAX_BYTES) -> RobotsTxt:
-    return parse(_read_bytes(path), policy=policy, max_bytes=max_bytes)
+    return parse(_read_bytes(path, max_bytes), policy=policy, max_bytes=max_bytes)
 
 
 def _fetch_policy(args: argparse.Namespace, **changes: Any) -> FetchPolicy:

@@ -6,7 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from ..core.url import Origin
-from .common import _agent, _checker, _load_robots, _setup_logging
+from .common import _agent, _checker, _judged, _load_robots, _setup_logging
 from .options import _EPILOG, EXIT_NEGATIVE, EXIT_OK, _add_json, _add_store
 from .output import (
     _json,
@@ -116,8 +116,9 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     decision: Decision | None = None
     if args.robots is not None:
         robots = _load_robots(args.robots, args.policy)
-        verdict = robots.explain(url, robots_token=token)
-        usage = robots.usage(url, robots_token=token)
+        judged = _judged(url)  # the URL sent, as the remote explain judges it
+        verdict = robots.explain(judged, robots_token=token)
+        usage = robots.usage(judged, robots_token=token)
     else:
         decision = asyncio.run(_explain_remote(args, url))
         verdict, usage = decision.verdict, decision.usage

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..core.url import Origin
 from .common import _agent, _fetch, _fetch_policy, _setup_logging
@@ -73,6 +73,19 @@ def _print_fetch(record: dict[str, Any]) -> None:
     _print_fields(fields)
 
 
+def _write_all(stream: BinaryIO, data: bytes) -> None:
+    """Write all of ``data``: under ``python -u`` or PYTHONUNBUFFERED, stdout's binary
+    layer is a raw file whose ``write()`` may write only part and say how much (to a
+    pipe whose reader left: 64 KiB, the rest dropped unseen and the exit status 0).
+    Written in full, a broken pipe raises BrokenPipeError on the next write instead.
+    """
+    view = memoryview(data)
+    while view:
+        written = stream.write(view)
+        view = view[written or 0 :]
+    stream.flush()
+
+
 def _cmd_fetch(args: argparse.Namespace) -> int:
     _agent(args)
     origin = Origin.from_url(args.url)
@@ -91,7 +104,6 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
         if args.body and outcome.body is not None:
             print()
             sys.stdout.flush()
-            sys.stdout.buffer.write(outcome.body)
-            sys.stdout.buffer.flush()
+            _write_all(sys.stdout.buffer, outcome.body)
     # A 404 is the normal "no robots.txt" (allow all), not a failure.
     return EXIT_NEGATIVE if outcome.category == "unreachable" else EXIT_OK

@@ -173,9 +173,9 @@ def _is_url(text: str) -> bool:
     return text.lower().startswith(("http://", "https://"))
 
 
-def _read_file(path: str) -> bytes:
+def _read_file(path: str, max_bytes: int) -> bytes:
     try:
-        return _read_bytes(path)
+        return _read_bytes(path, max_bytes)
     except UsageError as exc:
         hint = scheme_hint(path)  # "lint www.example.com": a site, not a file
         raise UsageError(f"{exc}; {hint}" if hint else str(exc)) from exc
@@ -186,7 +186,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         return _cmd_lint_tdmrep(args)
     if not _is_url(args.file):
         name = "<stdin>" if args.file == "-" else args.file
-        body = _read_file(args.file)
+        body = _read_file(args.file, args.max_bytes)
         robots = parse(body, policy=args.policy, max_bytes=args.max_bytes)
         return _lint_report(name, robots, body[: args.max_bytes], {}, args.json)
     _agent(args)
@@ -203,7 +203,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
 def _cmd_lint_tdmrep(args: argparse.Namespace) -> int:
     if not _is_url(args.file):
         name = "<stdin>" if args.file == "-" else args.file
-        return lint_tdmrep(name, _read_file(args.file), args.json, args.max_bytes)
+        return lint_tdmrep(name, _read_file(args.file, args.max_bytes), args.json, args.max_bytes)
     _agent(args)
     url = tdmrep_url(str(Origin.from_url(args.file)))
     _setup_logging(args.verbose)

@@ -18,9 +18,11 @@ unreachable) and 2 for a usage error (bad option, URL, User-Agent or file; for
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from .. import __version__
 from ..core.errors import InvalidURLError, InvalidUserAgentError
@@ -99,6 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits after --help, --version and usage errors
         return _exit_status(exc)
     handler: Callable[[argparse.Namespace], int] = args.handler
+    restore = _escape_surrogates(sys.stdout)
     try:
         return handler(args)
     except InvalidURLError as exc:
@@ -115,3 +118,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_NEGATIVE
     finally:
         _setup_logging(0)
+        restore()
+
+
+def _escape_surrogates(stream: TextIO) -> Callable[[], None]:
+    """Print what cannot be encoded as ``\\udcff`` on ``stream``; return the undo.
+
+    An argument or a name with a byte that is not UTF-8 reaches Python as a lone
+    surrogate: a strict UTF-8 stdout (en_US.UTF-8) raised UnicodeEncodeError, and a C
+    locale's ``surrogateescape`` wrote the raw byte, invalid UTF-8 inside a JSON line.
+    Escaped, a text line shows it as stderr does, and a JSON string holds the
+    ``\\udcff`` escape JSON itself defines (RFC 8259 §7): still valid JSON.
+    """
+    if not isinstance(stream, io.TextIOWrapper):
+        return lambda: None
+    errors = stream.errors
+    stream.reconfigure(errors="backslashreplace")
+
+    def restore() -> None:
+        with contextlib.suppress(OSError, ValueError):  # a closed or broken stdout
+            stream.reconfigure(errors=errors)
+
+    return restore
