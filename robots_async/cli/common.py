@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 from ..core.agent import require_token
 from ..core.errors import ConfigurationError, InvalidURLError, InvalidUserAgentError
 from ..core.parser import DEFAULT_MAX_BYTES, parse
+from ..core.validate import header_value
 from .options import FETCH_POLICIES, UsageError
 
 if TYPE_CHECKING:
@@ -26,10 +26,6 @@ if TYPE_CHECKING:
     from .bulk import Progress
 
 
-#: What no header field value may hold (RFC 9110 §5.5): controls other than HTAB.
-_NOT_IN_A_HEADER = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
-
-
 def _agent(args: argparse.Namespace) -> str:
     """The product token of ``--agent``.
 
@@ -38,9 +34,11 @@ def _agent(args: argparse.Namespace) -> str:
         "unreachable" (everything disallowed) instead of the command stopping.
     """
     agent: str = args.agent
-    bad = _NOT_IN_A_HEADER.search(agent)
-    if bad is not None:
-        raise InvalidUserAgentError(f"control character in User-Agent {agent!r}: {bad[0]!r}")
+    try:
+        header_value("--agent", agent)
+    except ConfigurationError:
+        bad = next(c for c in agent if c != "\t" and (c < " " or c == "\x7f"))
+        raise InvalidUserAgentError(f"control character in User-Agent {agent!r}: {bad!r}") from None
     return require_token(agent)
 
 

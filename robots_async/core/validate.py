@@ -13,6 +13,7 @@ user's language. Sans-I/O: imports no event loop.
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, TypeVar
 
 from .agent import product_token
@@ -26,6 +27,7 @@ __all__ = [
     "agent",
     "boolean",
     "choice",
+    "header_value",
     "integer",
     "number",
     "optional_integer",
@@ -118,14 +120,33 @@ def ordered(low_setting: str, low: float | None, high_setting: str, high: float 
         raise ConfigurationError(low_setting, low, f"a value <= {high_setting} ({high!r})")
 
 
+#: What no header field value may hold (RFC 9110 §5.5): controls other than HTAB.
+_NOT_IN_A_HEADER = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def header_value(setting: str, value: str) -> str:
+    """``value`` if an HTTP header can carry it.
+
+    :raises ConfigurationError: for a control character other than HTAB (RFC 9110
+        §5.5): aiohttp refuses every request then, each robots.txt was "unreachable"
+        and everything disallowed, where the crawl should not have started.
+    """
+    bad = _NOT_IN_A_HEADER.search(value)
+    if bad is not None:
+        raise ConfigurationError(setting, value, f"no control character ({bad[0]!r} found)")
+    return value
+
+
 def agent(setting: str, value: object) -> str:
     """The product token of User-Agent ``value``.
 
     :raises InvalidUserAgentError: when it names no crawler (the error the
         checker has always raised for this; a ValueError and a RobotsError).
+    :raises ConfigurationError: when no header can carry it (:func:`header_value`).
     """
     if not isinstance(value, str):
         raise ConfigurationTypeError(setting, value, "a User-Agent string")
+    header_value(setting, value)
     token = product_token(value)
     if not token:
         raise InvalidUserAgentError(

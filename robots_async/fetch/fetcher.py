@@ -30,7 +30,7 @@ from ..core.errors import ClosedError, ConfigurationError, ConfigurationTypeErro
 from ..core.parser import RobotsParser
 from ..core.policy import get_policy
 from ..core.url import Origin
-from ..core.validate import text
+from ..core.validate import header_value, text
 from .addresses import ip_or_none, is_public, legacy_ipv4
 from .codings import ACCEPTED_CODINGS, StackDecoder, plan
 from .http import RedirectChain, is_redirect
@@ -528,7 +528,7 @@ def _check_parts(
     for name, (value, kind, accepted) in kinds.items():
         if value is not None and not isinstance(value, kind):
             raise ConfigurationTypeError(f"{owner}.{name}", value, f"None or {accepted}")
-    text(f"{owner}.user_agent", user_agent)
+    header_value(f"{owner}.user_agent", text(f"{owner}.user_agent", user_agent))
     if not callable(public_address):
         raise ConfigurationTypeError(
             f"{owner}.public_address", public_address, "a function of an IP address"

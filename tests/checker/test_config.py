@@ -317,6 +317,20 @@ def test_checker_refuses_a_user_agent_without_a_name(user_agent: str) -> None:
         ra.RobotsChecker(b"Bot")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    "user_agent", ["Bot/1\r\nX-Injected: 1", "Bot/1\n", "Bot\x01/1", "Bot\x7f"]
+)
+def test_a_user_agent_no_header_can_carry_is_refused(user_agent: str) -> None:
+    """A control character other than HTAB (RFC 9110 §5.5): aiohttp refused every
+    request, each robots.txt was "unreachable" and everything disallowed, where the
+    checker or fetcher should not have been made."""
+    with pytest.raises(ra.ConfigurationError, match=r"RobotsChecker\.user_agent=.*control"):
+        ra.RobotsChecker(user_agent)
+    with pytest.raises(ra.ConfigurationError, match=r"AiohttpFetcher\.user_agent=.*control"):
+        ra.AiohttpFetcher(user_agent=user_agent)
+    ra.RobotsChecker("Bot/1.0\t(+https://example.org/bot)")  # HTAB is allowed
+
+
 def cache_cases() -> list[tuple[dict[str, Any], str, object, str]]:
     """(kwargs, setting, bad value, accepted) for RobotsCache."""
     cases: list[tuple[dict[str, Any], str, object, str]] = [
