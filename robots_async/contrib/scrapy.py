@@ -44,6 +44,7 @@ from ..core.parser import parse
 from ..core.url import Origin
 from ..core.usage import CATEGORIES, UsagePreferences, combine_usage, usage_from_header
 from ..fetch.addresses import is_public
+from ._scrapy_backend import check_backend_settings
 from ._scrapy_config import _require_asyncio, _store_from, fetch_policy_from
 from ._scrapy_errors import classify_scrapy_error
 from ._scrapy_fetcher import _META_FLAG, ROBOTS_PRIORITY, ScrapyFetcher
@@ -113,7 +114,9 @@ class RobotParser(_ScrapyRobotParser):
 
     The User-Agent Scrapy passes (``Scrapy/2.19 (+https://scrapy.org)``) is reduced
     to its product token (``Scrapy``) before matching, as RFC 9309 §2.2.1 intends.
-    ``ROBOTSASYNC_POLICY`` picks the matching policy (default ``google``).
+    ``ROBOTSASYNC_POLICY`` picks the matching policy (default ``google``) and
+    ``ROBOTSASYNC_MAX_BYTES`` the size parsed; any other ``ROBOTSASYNC_*`` setting
+    needs :class:`RobotsTxtMiddleware`, and without it stops the crawl at startup.
     """
 
     def __init__(self, robots: RobotsTxt) -> None:
@@ -128,6 +131,8 @@ class RobotParser(_ScrapyRobotParser):
         """
         try:
             config = read_settings(crawler.settings if crawler is not None else None)
+            if crawler is not None:
+                check_backend_settings(crawler.settings, RobotsTxtMiddleware)
         except ConfigurationError as exc:
             report_startup_error(exc)
             raise

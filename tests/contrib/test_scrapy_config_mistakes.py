@@ -12,6 +12,7 @@ from scrapy.utils.test import get_crawler
 
 from robots_async.contrib.scrapy import (
     ConfigurationError,
+    RobotParser,
     RobotsTxtMiddleware,
     UnknownSettingError,
     read_settings,
@@ -186,3 +187,67 @@ def test_user_agent_of_another_type_is_refused() -> None:
     crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTSTXT_USER_AGENT": 7})
     with pytest.raises(ConfigurationError, match=r"^ROBOTSTXT_USER_AGENT=7 is not accepted"):
         RobotsTxtMiddleware.from_crawler(crawler)
+
+
+BACKEND = "robots_async.contrib.scrapy.RobotParser"
+MIDDLEWARE = "robots_async.contrib.scrapy.RobotsTxtMiddleware"
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ({"ROBOTSASYNC_REFUSE_USAGE": ["train-ai"]}, "ROBOTSASYNC_REFUSE_USAGE"),
+        ({"ROBOTSASYNC_PACE": True}, "ROBOTSASYNC_PACE"),
+        ({"ROBOTSASYNC_AUDIT_LOG": "audit.jsonl"}, "ROBOTSASYNC_AUDIT_LOG"),
+        ({"ROBOTSASYNC_TIMEOUT": 3}, "ROBOTSASYNC_TIMEOUT"),
+    ],
+)
+def test_a_setting_the_backend_alone_would_ignore_stops_it(
+    given: dict[str, object], named: str
+) -> None:
+    """With ROBOTSTXT_PARSER alone (Scrapy's own middleware), a ROBOTSASYNC_* setting
+    only our middleware applies was ignored without a word: REFUSE_USAGE crawled a
+    train-ai=n page. It now stops the crawl naming the setting and the fix."""
+    settings = {"ROBOTSTXT_OBEY": True, "ROBOTSTXT_PARSER": BACKEND, **given}
+    crawler = get_crawler(settings_dict=settings)
+    with pytest.raises(ConfigurationError, match=rf"^{named}=") as raised:
+        RobotParser.from_crawler(crawler, b"")
+    assert MIDDLEWARE in str(raised.value)
+
+
+def test_the_backend_takes_its_own_settings_and_any_with_the_middleware() -> None:
+    """POLICY and MAX_BYTES are the backend's own; with our middleware enabled (by
+    path or a subclass), every setting is applied, so none is refused."""
+    own = {"ROBOTSASYNC_POLICY": "rfc9309", "ROBOTSASYNC_MAX_BYTES": 100_000}
+    crawler = get_crawler(settings_dict={"ROBOTSTXT_PARSER": BACKEND, **own})
+    RobotParser.from_crawler(crawler, b"User-agent: *\nDisallow: /x\n")
+
+    class Mine(RobotsTxtMiddleware):
+        pass
+
+    for enabled in (MIDDLEWARE, Mine):
+        settings = {
+            "ROBOTSTXT_PARSER": BACKEND,
+            "ROBOTSASYNC_REFUSE_USAGE": ["train-ai"],
+            "DOWNLOADER_MIDDLEWARES": {enabled: 100},
+        }
+        RobotParser.from_crawler(get_crawler(settings_dict=settings), b"")
+
+
+@pytest.mark.slow
+def test_the_backend_alone_with_refuse_usage_stops_scrapy_runspider(
+    site: Site, tmp_path: Path
+) -> None:
+    """A real crawl: nothing fetched, exit status of a failed start, one log line."""
+    host = site.host()
+    proc = runspider(
+        tmp_path,
+        host.url("/page"),
+        "DOWNLOADER_MIDDLEWARES={}",
+        f"ROBOTSTXT_PARSER={BACKEND}",
+        "ROBOTSASYNC_REFUSE_USAGE=train-ai",
+    )
+    assert proc.returncode == STARTUP_FAILURE_EXIT, proc.stderr[-3000:]
+    assert f"enable {MIDDLEWARE}" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert host.paths() == []
