@@ -80,6 +80,23 @@ def _read_upto(handle: BinaryIO, limit: int) -> bytes:
     return b"".join(parts)
 
 
+#: The first bytes of every SQLite 3 database file (its header, sqlite.org/fileformat).
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _require_database(path: str) -> None:
+    """UsageError for a ``--store`` file that holds something other than a database
+    (``--store robots.txt``, easily typed for ``--robots``): the library only logs such
+    a file and fetches without it, and one command ran with no store and exit 0."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(_SQLITE_HEADER))
+    except OSError:
+        return  # missing (made there) or unreadable: SQLiteStore says which
+    if head and head != _SQLITE_HEADER:
+        raise UsageError(f"--store {path}: not a SQLite database (a store file is made there)")
+
+
 #: The site a bare ``/path`` is put on to find the path a client sends for it.
 _PLACEHOLDER = "http://robots-async.invalid"
 
@@ -133,6 +150,7 @@ async def _checker(args: argparse.Namespace, **options: Any) -> AsyncIterator[Ro
             from ..cache.sqlite import SQLiteStore
             from ..cache.store import StoreSchemaError
 
+            _require_database(path)
             try:
                 store = SQLiteStore(path)
             except ConfigurationError as exc:  # a missing directory: exit 2, not 1

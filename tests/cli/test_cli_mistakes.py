@@ -230,6 +230,23 @@ def test_store_where_no_file_can_be_is_a_usage_error(
     assert err.rstrip().endswith(why)
 
 
+def test_store_that_is_no_database_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--store robots.txt`` (typed for ``--robots``): exit 2 naming the file, which is
+    left as it was; it ran with no store at all and exit 0 (a warning only with -v)."""
+    path = tmp_path / "robots.txt"
+    path.write_bytes(b"User-agent: *\nDisallow: /x\n")
+    assert main(["check", "--store", str(path), "http://127.0.0.1:9/x"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"robots-async: error: --store {path}: not a SQLite database")
+    assert path.read_bytes() == b"User-agent: *\nDisallow: /x\n"
+    empty = tmp_path / "new.sqlite"
+    empty.touch()  # an empty file is a new database (SQLite makes one there)
+    assert main(["check", "--store", str(empty), "http://127.0.0.1:9/x"]) == 1  # unreachable
+    assert "not a SQLite database" not in capsys.readouterr().err
+
+
 def test_store_of_another_program_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
