@@ -13,7 +13,7 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from ..core.errors import StoreError
+from ..core.errors import InvalidRecordError
 from ..core.pacing import PaceState, keep_for, next_visit, observed, turn
 from .pace_table import Reservation
 
@@ -134,7 +134,7 @@ def _pace_state(conn: sqlite3.Connection, unit: str, now: float) -> PaceState:
     # infinite time made it sleep forever (the pacer paces by itself instead).
     for name, value in zip(_COLUMNS, row, strict=True):
         if not _finite(value) and (value is not None or name == "failures"):
-            raise StoreError(f"sqlite: pacing of {unit!r}: {name} is {value!r}"[:300])
+            raise InvalidRecordError(name, f"pacing of {unit!r}: {value!r}"[:300])
     last, retry_at, paused_at, failed_at, failures = row
     return PaceState(
         _time(last), _time(retry_at), _time(paused_at), _time(failed_at), int(failures)

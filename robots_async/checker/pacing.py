@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..cache.pace_table import PaceTable, Reservation
-from ..core.errors import StoreError
+from ..core.errors import InvalidRecordError, StoreError
 from ..core.header_pairs import selected_headers
 from ..core.pacing import PaceBy, PaceRule
 from ..fetch.deadline import within
@@ -114,6 +114,7 @@ class Pacer:
         self._store_back_at = 0.0
         self._store_retry = RETRY_STORE_FIRST
         self._logged_down = False
+        self._logged_record = False  # an unreadable record was logged (once)
         #: Units whose last reservation was in a run of failures: a success there is
         #: sent to the store (the other successes cost no call).
         self._failing: set[str] = set()
@@ -241,20 +242,32 @@ class Pacer:
         try:
             async with within(STORE_TIMEOUT):
                 result = await call
+        except InvalidRecordError as exc:
+            self._record_failed(exc)
+            return None
         except (StoreError, asyncio.TimeoutError) as exc:
             self._store_failed(exc)
             return None
         wait = result.wait if isinstance(result, Reservation) else result
         if isinstance(wait, (int, float)) and not math.isfinite(wait):
-            # A store holding nonsense (an edited or corrupt entry) has failed: Redis's
-            # script answered a wait of 'inf' seconds, which wait() slept forever.
-            self._store_failed(StoreError(f"it answered a wait of {wait!r} s"))
+            # An edited or corrupt entry: Redis's script answered a wait of 'inf'
+            # seconds, which wait() slept forever.
+            self._record_failed(InvalidRecordError("wait", f"{wait!r} s"))
             return None
         if self._logged_down:
             logger.info("pacing store answers again: pacing is shared again")
         self._logged_down = False
         self._store_retry = RETRY_STORE_FIRST
         return result
+
+    def _record_failed(self, exc: InvalidRecordError) -> None:
+        """Count a unit's unreadable record: that call is paced within this process;
+        the store, which answered, stays in use for every unit (one damaged key took
+        the whole process off the store, each time its unit was paced)."""
+        self.store_errors += 1
+        if not self._logged_record:
+            self._logged_record = True
+            logger.warning("pacing store: %s: that unit is paced within this process", exc)
 
     def _store_failed(self, exc: Exception) -> None:
         """Count a failed store call, log the outage once, leave the store alone a while."""

