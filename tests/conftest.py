@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING
 
 import pytest
 from aiohttp import web
+
+from tests.helpers import tmpfs
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -36,14 +36,6 @@ async def serve() -> AsyncIterator[Serve]:
 
 @pytest.fixture
 def read_only_dir(tmp_path: Path) -> Iterator[Path]:
-    """A directory on a read-only file system (root ignores a chmod); skip where
-    mounting is not allowed."""
-    mount = tmp_path / "ro"
-    mount.mkdir()
-    command = ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(mount)]
-    if shutil.which("mount") is None or subprocess.run(command, check=False).returncode:
-        pytest.skip("cannot mount a read-only tmpfs here")
-    try:
+    """A directory on a read-only file system (root ignores a chmod)."""
+    with tmpfs(tmp_path / "ro", "ro,size=64k", "a read-only tmpfs") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=True)

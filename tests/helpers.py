@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
 import json
+import shutil
+import subprocess
 import tracemalloc
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, final
+
+import pytest
 
 import robots_async as ra
 from robots_async.core.prefixes import UNKNOWN
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from robots_async.core.prefixes import LiteralPrefixes
 
@@ -157,3 +162,17 @@ class ShortOfDescriptors:
 
     async def aclose(self) -> None:
         """Nothing to release."""
+
+
+@contextlib.contextmanager
+def tmpfs(mount: Path, options: str, what: str) -> Iterator[Path]:
+    """A tmpfs mounted at ``mount`` (made) with ``options``, unmounted after; skip
+    (saying ``what`` could not be made) where mounting is not allowed (needs root)."""
+    mount.mkdir()
+    command = ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount)]
+    if shutil.which("mount") is None or subprocess.run(command, check=False).returncode:
+        pytest.skip(f"cannot mount {what} here")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)

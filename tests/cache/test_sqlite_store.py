@@ -20,6 +20,7 @@ import pytest
 import robots_async as ra
 from robots_async.cache import records as _records
 from robots_async.cache import sqlite as _sqlite
+from tests.helpers import tmpfs
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator
@@ -233,16 +234,9 @@ async def test_read_only_file_serves_records_and_fetches_the_rest(
 
 @pytest.fixture
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 192 KiB tmpfs (a disk that fills up); skip where mounting is not allowed."""
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    command = ["mount", "-t", "tmpfs", "-o", "size=192k", "tmpfs", str(mount)]
-    if shutil.which("mount") is None or subprocess.run(command, check=False).returncode:
-        pytest.skip("cannot mount a small tmpfs here (needs root)")
-    try:
+    """A 192 KiB tmpfs (a disk that fills up)."""
+    with tmpfs(tmp_path / "tiny", "size=192k", "a small tmpfs") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=True)
 
 
 async def test_full_disk_falls_back_to_fetching(
