@@ -437,9 +437,10 @@ def _reset(protocol: Any) -> bool:
     closed = getattr(protocol, "closed", None)
     if isinstance(closed, asyncio.Future):
         return closed.done() and not closed.cancelled() and closed.exception() is not None
-    # Lost before it could be watched: its stored error, if aiohttp still holds it.
+    # Not watched (aiohttp 3.12.0 has no such future): its stored error. A clean close
+    # stores ServerDisconnectedError too; a reset is an OSError (ClientOSError 104).
     exception = getattr(protocol, "exception", None)
-    return callable(exception) and exception() is not None
+    return callable(exception) and isinstance(exception(), OSError)
 
 
 def classify_error(exc: BaseException, hops: int = 0) -> ErrorKind:
