@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 from ..core.agent import require_token
 from ..core.errors import ConfigurationError, InvalidURLError, InvalidUserAgentError
 from ..core.parser import DEFAULT_MAX_BYTES, parse
-from ..core.validate import header_value
+from ..core.validate import control_character
 from .options import FETCH_POLICIES, UsageError
 
 if TYPE_CHECKING:
@@ -34,11 +34,9 @@ def _agent(args: argparse.Namespace) -> str:
         "unreachable" (everything disallowed) instead of the command stopping.
     """
     agent: str = args.agent
-    try:
-        header_value("--agent", agent)
-    except ConfigurationError:
-        bad = next(c for c in agent if c != "\t" and (c < " " or c == "\x7f"))
-        raise InvalidUserAgentError(f"control character in User-Agent {agent!r}: {bad!r}") from None
+    bad = control_character(agent)
+    if bad is not None:
+        raise InvalidUserAgentError(f"control character in User-Agent {agent!r}: {bad!r}")
     return require_token(agent)
 
 

@@ -225,13 +225,9 @@ class RedisStore(AsyncClosing):
             record that does not conform, fetched and overwritten by the reader (as a
             store failure it stayed, and every worker fetched that origin every time).
         """
-        try:
-            fields: dict[bytes, bytes] = await self._call(lambda: self._redis.hgetall(key))
-        except StoreError as exc:
-            cause = exc.__cause__
-            if isinstance(cause, ResponseError) and str(cause).startswith("WRONGTYPE"):
-                raise InvalidRecordError("record", "the key holds no hash") from exc
-            raise
+        fields: dict[bytes, bytes] = await _no_hash_is_invalid(
+            self._call(lambda: self._redis.hgetall(key)), "record"
+        )
         return fields
 
     async def _renew(self, key: str, lease: _L, ttl: float) -> _L | None:
@@ -273,7 +269,8 @@ class RedisStore(AsyncClosing):
             repr(1.0 + JITTER),
             "" if elapsed is None else repr(float(elapsed)),
         ]
-        await _unit_record(self._call(lambda: self._observe_script(keys=keys, args=args)))
+        call = self._call(lambda: self._observe_script(keys=keys, args=args))
+        await _no_hash_is_invalid(call, "pace")
 
     async def _pace(
         self, unit: str, rule: PaceRule, jitter: float, mode: str
@@ -283,7 +280,7 @@ class RedisStore(AsyncClosing):
         args = [*(repr(float(n)) for n in numbers), repr(float(jitter)), repr(MARGIN), mode]
         args.append(repr(JITTER))
         call = self._call(lambda: self._pace_script(keys=keys, args=args))
-        wait, failures, reserved = await _unit_record(call)
+        wait, failures, reserved = await _no_hash_is_invalid(call, "pace")
         return max(0.0, float(wait)), int(failures), bool(int(reserved))
 
     def _unit_key(self, unit: str) -> str:
@@ -444,14 +441,15 @@ def _check_positive(name: str, value: object) -> None:
         raise ValueError(f"RedisStore {name} must be finite, not {_shown(value)}")
 
 
-async def _unit_record(call: Awaitable[Any]) -> Any:
-    """``call``'s answer; :raises InvalidRecordError: for a pace key holding another
-    type than a hash (another program's, or damaged): that unit's record, not the
-    store, failed (the pacer then paces that unit alone, not every unit)."""
+async def _no_hash_is_invalid(call: Awaitable[Any], field: str) -> Any:
+    """``call``'s answer; :raises InvalidRecordError: (``field``) when its key holds
+    another type than a hash (another program's, or damaged): that record failed, not
+    the store (a record is fetched and overwritten, a pace unit paced alone).
+    """
     try:
         return await call
     except StoreError as exc:
         cause = exc.__cause__
         if isinstance(cause, ResponseError) and str(cause).startswith("WRONGTYPE"):
-            raise InvalidRecordError("pace", "the key holds no hash") from exc
+            raise InvalidRecordError(field, "the key holds no hash") from exc
         raise

@@ -27,6 +27,7 @@ __all__ = [
     "agent",
     "boolean",
     "choice",
+    "control_character",
     "header_value",
     "integer",
     "number",
@@ -131,10 +132,16 @@ def header_value(setting: str, value: str) -> str:
         §5.5): aiohttp refuses every request then, each robots.txt was "unreachable"
         and everything disallowed, where the crawl should not have started.
     """
-    bad = _NOT_IN_A_HEADER.search(value)
+    bad = control_character(value)
     if bad is not None:
-        raise ConfigurationError(setting, value, f"no control character ({bad[0]!r} found)")
+        raise ConfigurationError(setting, value, f"no control character ({bad!r} found)")
     return value
+
+
+def control_character(value: str) -> str | None:
+    """The first character of ``value`` no header field value may hold, or None."""
+    found = _NOT_IN_A_HEADER.search(value)
+    return None if found is None else found[0]
 
 
 def agent(setting: str, value: object) -> str:
