@@ -16,7 +16,15 @@ import itertools
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..core.pacing import PaceRule, PaceState, keep_for, next_visit, observed
+from ..core.pacing import (
+    PaceRule,
+    PaceState,
+    keep_for,
+    left_at_send,
+    next_visit,
+    observed,
+    sent_late,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -67,6 +75,16 @@ class PaceTable:
             return 0.0
         return max(0.0, next_visit(replace(state, last=None), rule, now, jitter) - now)
 
+    def left_at_send(
+        self, unit: str, rule: PaceRule, held: float, jitter: float
+    ) -> tuple[float, float]:
+        """For a page whose turn began ``held`` seconds ago: the pauses left, and the
+        seconds short of an interval after another page (``core.pacing.left_at_send``)."""
+        state = self._states.get(unit)
+        if state is None:
+            return 0.0, 0.0
+        return left_at_send(state, rule, self._clock(), held, jitter)
+
     def observe(
         self,
         unit: str,
@@ -81,6 +99,15 @@ class PaceTable:
         now = self._clock()
         state = self._states.get(unit, _EMPTY)
         after = observed(state, now, busy=busy, retry_after=retry_after, rule=rule, elapsed=elapsed)
+        if after is not state:
+            self._keep(unit, after, rule, now)
+
+    def sent_late(self, unit: str, rule: PaceRule) -> None:
+        """Record a page of ``unit`` sent now, after its turn: the next visit keeps an
+        interval after it (``core.pacing.PaceState.sent``)."""
+        now = self._clock()
+        state = self._states.get(unit, _EMPTY)
+        after = sent_late(state, now)
         if after is not state:
             self._keep(unit, after, rule, now)
 

@@ -189,6 +189,17 @@ class SQLiteStore(AsyncClosing):
         """Seconds until the pauses ``unit`` asked for end."""
         return await self._run(self._pacing.pause_left, unit, rule, jitter)
 
+    async def sent_late(self, unit: str, rule: PaceRule) -> None:
+        """Record a page of ``unit`` sent now, after its turn (this machine's clock)."""
+        await self._run(self._pacing.sent_late, unit, rule)
+
+    async def left_at_send(
+        self, unit: str, rule: PaceRule, held: float, jitter: float
+    ) -> tuple[float, float]:
+        """For a page of ``unit`` whose turn began ``held`` seconds ago: the pauses
+        left, and the seconds short of an interval after another page."""
+        return await self._run(self._pacing.left_at_send, unit, rule, held, jitter)
+
     async def observe(
         self,
         unit: str,

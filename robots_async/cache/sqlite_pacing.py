@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..core.errors import InvalidRecordError
-from ..core.pacing import PaceState, keep_for, next_visit, observed, turn
+from ..core.pacing import PaceState, keep_for, left_at_send, next_visit, observed, sent_late, turn
 from .pace_table import Reservation
 
 if TYPE_CHECKING:
@@ -43,6 +44,18 @@ _PACE_GET = (
     " WHERE unit = ? AND expires_at > ?"
 )
 _PACE_PUT = "INSERT OR REPLACE INTO pacing VALUES (?, ?, ?, ?, ?, ?, ?)"
+# The last page of each unit sent after its turn (core.pacing.PaceState.sent), in a
+# table of its own: a column added to ``pacing`` would break the positional INSERT
+# of an earlier version's processes sharing the file.
+_CREATE_SENT = """
+CREATE TABLE IF NOT EXISTS pace_sent (
+    unit TEXT PRIMARY KEY,
+    at REAL NOT NULL,
+    expires_at REAL NOT NULL
+)
+"""
+_SENT_GET = "SELECT at FROM pace_sent WHERE unit = ? AND expires_at > ?"
+_SENT_PUT = "INSERT OR REPLACE INTO pace_sent VALUES (?, ?, ?)"
 
 
 class PacingTable:
@@ -61,11 +74,31 @@ class PacingTable:
             start, reserved = turn(state, rule, now, jitter)
             if not reserved:
                 return Reservation(start - now, state.failures, reserved=False)
-            _pace_put(conn, unit, PaceState(start, *_observations(state)), rule, now)
+            _pace_put(conn, unit, replace(state, last=start), rule, now)
             self._reservations += 1
             if self._reservations % _PURGE_EVERY == 0:
                 conn.execute("DELETE FROM pacing WHERE expires_at < ?", (now,))
+                conn.execute("DELETE FROM pace_sent WHERE expires_at < ?", (now,))
         return Reservation(start - now, state.failures)
+
+    def left_at_send(
+        self, conn: sqlite3.Connection, unit: str, rule: PaceRule, held: float, jitter: float
+    ) -> tuple[float, float]:
+        """For a page of ``unit`` whose turn began ``held`` seconds ago: the pauses
+        left, and the seconds short of an interval after another page."""
+        _ensure_pacing(conn)
+        now = time.time()
+        return left_at_send(_pace_state(conn, unit, now), rule, now, held, jitter)
+
+    def sent_late(self, conn: sqlite3.Connection, unit: str, rule: PaceRule) -> None:
+        """Record a page of ``unit`` sent now, after its turn (kept an interval, plus
+        the margin every observation has)."""
+        with _PacingTransaction(conn):
+            now = time.time()
+            state = _pace_state(conn, unit, now)
+            if sent_late(state, now) is not state:
+                expires_at = now + keep_for(PaceState(sent=now), rule, now)
+                conn.execute(_SENT_PUT, (unit, now, expires_at))
 
     def pause_left(
         self, conn: sqlite3.Connection, unit: str, rule: PaceRule, jitter: float
@@ -74,7 +107,7 @@ class PacingTable:
         _ensure_pacing(conn)
         now = time.time()
         state = _pace_state(conn, unit, now)
-        return max(0.0, next_visit(PaceState(None, *_observations(state)), rule, now, jitter) - now)
+        return max(0.0, next_visit(replace(state, last=None), rule, now, jitter) - now)
 
     def observe(
         self,
@@ -123,12 +156,14 @@ def _ensure_pacing(conn: sqlite3.Connection) -> None:
     # Both statements are no-ops (no write) once the table exists: a few microseconds.
     conn.execute(_CREATE_PACING)
     conn.execute("CREATE INDEX IF NOT EXISTS pacing_expiry ON pacing (expires_at)")
+    conn.execute(_CREATE_SENT)
 
 
 def _pace_state(conn: sqlite3.Connection, unit: str, now: float) -> PaceState:
+    sent = _sent_at(conn, unit, now)
     row = conn.execute(_PACE_GET, (unit, now)).fetchone()
     if row is None:
-        return PaceState()
+        return PaceState(sent=sent)
     # A row another program (or a damaged file) wrote is a store that failed, as a
     # corrupt record is: text raised ValueError/TypeError out of wait(), and an
     # infinite time made it sleep forever (the pacer paces by itself instead).
@@ -137,8 +172,17 @@ def _pace_state(conn: sqlite3.Connection, unit: str, now: float) -> PaceState:
             raise InvalidRecordError(name, f"pacing of {unit!r}: {value!r}"[:300])
     last, retry_at, paused_at, failed_at, failures = row
     return PaceState(
-        _time(last), _time(retry_at), _time(paused_at), _time(failed_at), int(failures)
+        _time(last), _time(retry_at), _time(paused_at), _time(failed_at), int(failures), sent
     )
+
+
+def _sent_at(conn: sqlite3.Connection, unit: str, now: float) -> float | None:
+    row = conn.execute(_SENT_GET, (unit, now)).fetchone()
+    if row is None:
+        return None
+    if not _finite(row[0]):
+        raise InvalidRecordError("sent", f"pacing of {unit!r}: {row[0]!r}"[:300])
+    return float(row[0])
 
 
 _COLUMNS = ("last", "retry_at", "paused_at", "failed_at", "failures")

@@ -106,7 +106,12 @@ class RobotsStore(Protocol):
     # ``async def observe(unit, rule, *, busy, retry_after, elapsed=None) -> None``
     # (``elapsed``: seconds since the response's request was sent, None if unknown; a
     # store whose observe() takes no ``elapsed`` is called without it). Without them
-    # a checker paces within its own process only.
+    # a checker paces within its own process only. With ``async def sent_late(unit,
+    # rule) -> None`` too, a page sent after its turn (now, on the store's clock)
+    # keeps every worker's next visit an interval after it; without it, only this
+    # process's. With ``async def left_at_send(unit, rule, held, jitter) -> tuple[float,
+    # float]`` too (``core.pacing.left_at_send``), a page its download slot held past
+    # its turn is not sent within an interval of another worker's page.
     #
     # Optional, for an origin's other resources (``cache.resources``: tdmrep.json),
     # so a fleet fetches each once: ``async def get_resource(origin, kind) ->
@@ -175,6 +180,17 @@ class MemoryStore(AsyncClosing):
     async def pause_left(self, unit: str, rule: PaceRule, jitter: float) -> float:
         """Seconds until the pauses ``unit`` asked for end."""
         return self._pacing.pause_left(unit, rule, jitter)
+
+    async def sent_late(self, unit: str, rule: PaceRule) -> None:
+        """Record a page of ``unit`` sent now, after its turn."""
+        self._pacing.sent_late(unit, rule)
+
+    async def left_at_send(
+        self, unit: str, rule: PaceRule, held: float, jitter: float
+    ) -> tuple[float, float]:
+        """For a page of ``unit`` whose turn began ``held`` seconds ago: the pauses
+        left, and the seconds short of an interval after another page."""
+        return self._pacing.left_at_send(unit, rule, held, jitter)
 
     async def observe(
         self,

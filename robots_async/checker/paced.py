@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ClosedError
-from ..core.validate import optional_number
+from ..core.validate import number, optional_number
 from .pacing import pace_unit, robots_delay
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ __all__ = ["ClosableSleep", "PacedChecks"]
 
 
 class PacedChecks:
-    """:meth:`wait` and :meth:`observe` over the checker's :class:`Pacer`."""
+    """:meth:`wait`, :meth:`sent` and :meth:`observe` over the checker's :class:`Pacer`."""
 
     __slots__ = ()
 
@@ -89,6 +89,29 @@ class PacedChecks:
         delay = robots_delay(entry.robots, self._token_for(user_agent)) if entry else 0.0
         unit = pace_unit(origin, self._pacer.settings.pace_by)
         await self._pacer.observe(unit, delay, status, headers, elapsed=seconds)
+
+    async def sent(
+        self, url: object, *, late: float | timedelta, user_agent: str | None = None
+    ) -> None:
+        """Report that a page of ``url`` was sent ``late`` seconds after its turn (after
+        :meth:`wait` returned): held in a connection pool, a download slot, a queue of
+        the crawler's own. From ``LATE_AFTER`` (0.05 s) on, every worker's next turn of
+        its origin keeps an interval after it; otherwise that turn, taken an interval
+        after this one, brings the next page closer. :meth:`wait` reports a late
+        wake itself; adapters that see the send (the aiohttp middleware with its
+        ``trace_config``, Scrapy's) report the rest.
+
+        :raises ConfigurationTypeError: ``late`` is not a number (a TypeError).
+        :raises ConfigurationError: ``late`` is negative or not finite (a ValueError).
+        """
+        if isinstance(late, timedelta):
+            late = late.total_seconds()
+        seconds = number("sent(): late", late)
+        origin = self._origin(url)
+        entry = self._fresh(origin)  # no fetch here: min_delay alone without it
+        delay = robots_delay(entry.robots, self._token_for(user_agent)) if entry else 0.0
+        unit = pace_unit(origin, self._pacer.settings.pace_by)
+        await self._pacer.sent(unit, delay, late=seconds)
 
     async def _delay(self, origin: Origin, token: str) -> float:
         entry, _ = await self._entry(origin)

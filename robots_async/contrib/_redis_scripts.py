@@ -42,25 +42,57 @@ return 1
 # Pacing (core.pacing, repeated here): the observations of one unit in one hash, on
 # the server's clock (TIME), so workers' clocks do not matter. One round trip a call.
 # ARGV: interval, max_retry_after, first_backoff, max_backoff, jitter, margin, mode
-# ("reserve": take the next visit; "pause": only the pauses left), JITTER (a back-off
+# ("reserve": take the next visit; "pause": the pauses left and an interval after
+# the last page sent late; "sent": record a page sent now, after its turn; "send": for
+# a page whose turn began ARGV[9] seconds ago, the pauses left and the seconds short
+# of an interval after another page, core.pacing.left_at_send), JITTER (a back-off
 # grows by up to that fraction of itself, by the reader's jitter).
 PACE = """
 local t = redis.call("time")
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local s = redis.call("hmget", KEYS[1], "last", "retry_at", "paused_at", "failed_at", "failures")
+local s = redis.call("hmget", KEYS[1], "last", "retry_at", "paused_at", "failed_at", "failures",
+    "sent")
 local interval, max_retry_after = tonumber(ARGV[1]), tonumber(ARGV[2])
 local first_backoff, max_backoff = tonumber(ARGV[3]), tonumber(ARGV[4])
 local jitter, margin, spread = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[8])
 local last, retry_at, paused_at = tonumber(s[1]), tonumber(s[2]), tonumber(s[3])
-local failed_at, failures = tonumber(s[4]), tonumber(s[5]) or 0
+local failed_at, failures, sent = tonumber(s[4]), tonumber(s[5]) or 0, tonumber(s[6])
+local function expire_after(keep)
+    local ttl = redis.call("pttl", KEYS[1])
+    -- At most 10^13 ms (~317 years): Lua passes a larger number as "1e+14" (%.14g),
+    -- which PEXPIRE refuses, and the pacing of huge limits failed in Redis every time.
+    local px = math.min(math.ceil(keep * 1000), 1e13)
+    if ttl < px then redis.call("pexpire", KEYS[1], px) end
+end
+if ARGV[7] == "sent" then
+    if not sent or sent < now then
+        redis.call("hset", KEYS[1], "sent", string.format("%.6f", now))
+        expire_after(interval + margin)
+    end
+    return {"0", failures, 1}
+end
 local finish = 0
 if retry_at and paused_at then finish = math.min(retry_at, paused_at + max_retry_after) end
 if failures > 0 and failed_at then
     local backoff = math.min(first_backoff * 2 ^ math.min(failures - 1, 64), max_backoff)
     finish = math.max(finish, failed_at + backoff * (1 + spread * jitter))
 end
+if ARGV[7] == "send" then
+    local short = 0
+    if sent then short = sent + interval - now end
+    if last then
+        local began = last
+        if last > now then began = last - interval end
+        if began > now - tonumber(ARGV[9]) + interval / 2 then
+            short = math.max(short, began + interval - now)
+        end
+    end
+    return {string.format("%.6f", math.max(0, finish - now)), failures,
+        string.format("%.6f", math.max(0, short))}
+end
 local start = math.max(now, finish)
 if ARGV[7] == "pause" then
+    if sent then start = math.max(start, sent + interval) end
     return {string.format("%.6f", start - now), failures, 1}
 end
 if last and last > start then
@@ -68,13 +100,9 @@ if last and last > start then
     return {string.format("%.6f", last - now), failures, 0}
 end
 if last then start = math.max(start, last + interval) end
+if sent then start = math.max(start, sent + interval) end
 redis.call("hset", KEYS[1], "last", string.format("%.6f", start))
-local keep = math.max(start + interval, finish) - now + margin
-local ttl = redis.call("pttl", KEYS[1])
--- At most 10^13 ms (~317 years): Lua passes a larger number as "1e+14" (%.14g),
--- which PEXPIRE refuses, and the pacing of huge limits failed in Redis every time.
-local px = math.min(math.ceil(keep * 1000), 1e13)
-if ttl < px then redis.call("pexpire", KEYS[1], px) end
+expire_after(math.max(start + interval, finish) - now + margin)
 return {string.format("%.6f", start - now), failures, 1}
 """
 # ARGV: busy ("1"/"0"), retry_after seconds ("" for none), max_retry_after,

@@ -17,7 +17,10 @@ of its host) within its delay, or has CONCURRENT_REQUESTS_PER_DOMAIN requests in
 flight; sent then, it brought the next page of its unit, sent at its own turn, closer
 than the interval (behind a 2.5 s page, Crawl-delay 1: 0.001 s). So the send-time check
 below also keeps a paced request an interval after its unit's last page sent by this
-process (``_late_at_send``); another process's late page can still come closer. Since
+process (``_late_at_send``) and, held RECHECK_AFTER or more, after another process's
+page of a turn begun since its own (``Pacer.left_at_send``); a page sent late is
+recorded in the store, so the other processes' next turns keep an interval after it
+(two crawls' pages had come 0.48 s apart). Since
 the slot's delay follows robots.txt's request too, an origin's first turn is taken an
 interval after its robots.txt was fetched (see ``_after_robots_txt``).
 
@@ -238,23 +241,27 @@ class ScrapyPacing:
         if self._closed is not None and not self._closed.done():
             self._closed.set_result(None)
 
-    async def _paused_at_send(self, request: Request) -> bool:
-        """True if a pause of the request's unit began after its turn (the slot held it
-        meanwhile) and still holds: it must not be sent now."""
+    async def _checked_at_send(self, request: Request) -> tuple[bool, float]:
+        """Whether a pause of the request's unit began after its turn (the slot held it
+        meanwhile) and still holds: it must not be sent now; and, for a request held
+        RECHECK_AFTER or more, the seconds short of an interval after another
+        worker's page of its unit (``Pacer.left_at_send``)."""
         paced = request.meta.get(PACE_META)
         if paced is None:
-            return False
+            return False, 0.0
         unit, delay, turn = paced
         await self._recorded_first(unit)
         held_since_turn = asyncio.get_running_loop().time() - turn
         if held_since_turn < RECHECK_AFTER:
-            return self._pacer.paused_here(unit, delay)  # Pacer.wait's own rule
-        return await self._pacer.paused(unit, delay)
+            return self._pacer.paused_here(unit, delay), 0.0  # Pacer.wait's own rule
+        pause, short = await self._pacer.left_at_send(unit, delay, held_since_turn)
+        return pause > 0, short
 
-    async def _late_at_send(self, request: Request) -> None:
+    async def _late_at_send(self, request: Request, elsewhere: float) -> None:
         """Mark a paced request sent now, unless its unit's last page went less than an
-        interval ago in this process: its slot held it past its turn, and its turn
-        was taken an interval after the turn before, not after that page's send.
+        interval ago, in this process or (``elsewhere``: seconds short of it) in
+        another: its slot held it past its turn, and its turn was taken an interval
+        after the turn before, not after that page's send.
 
         A slot of CONCURRENT_REQUESTS_PER_DOMAIN 1 behind a 2.5 s page sent the pages
         whose turns came meanwhile as it freed, 0.001 s apart (Crawl-delay 1). A
@@ -264,21 +271,23 @@ class ScrapyPacing:
 
         :raises LateAtSendError: the request must not be sent now.
         """
-        unit, delay, _ = request.meta[PACE_META]
+        unit, delay, turn = request.meta[PACE_META]
         interval = self._pacer.settings.rule(delay).interval
         loop = asyncio.get_running_loop()
         last = self._last_sent.get(unit)
-        if last is not None:
-            short = last + interval - loop.time()
-            if short >= RECHECK_AFTER:
-                raise LateAtSendError(
-                    f"{request.url}: held past its turn, {short:.3f} s short of the "
-                    "interval after its unit's last page; a new turn"
-                )
-            if short > 0:
-                await asyncio.sleep(short)
+        short = elsewhere if last is None else max(elsewhere, last + interval - loop.time())
+        if short >= RECHECK_AFTER:
+            raise LateAtSendError(
+                f"{request.url}: held past its turn, {short:.3f} s short of the "
+                "interval after its unit's last page; a new turn"
+            )
+        if short > 0:
+            await asyncio.sleep(short)
         now = loop.time()
         request.meta[_SENT_META] = now
+        # Sent after its turn: every worker's next turn keeps an interval after it
+        # (another crawl's page, on its own turn, came 0.48 s after such a page).
+        await self._pacer.sent(unit, delay, late=now - turn)
         sent = self._last_sent
         sent[unit] = now
         sent.move_to_end(unit)  # loop times only grow: the oldest send stays first
@@ -338,10 +347,11 @@ class ScrapyPacing:
             return
 
         async def download_request_async(request: Request) -> Response:
-            if await self._paused_at_send(request):
+            paused, short = await self._checked_at_send(request)
+            if paused:
                 raise PausedAtSendError(f"{request.url}: its pace unit is paused; a new turn")
             if PACE_META in request.meta:
-                await self._late_at_send(request)
+                await self._late_at_send(request, short)
             return await send(request)
 
         handlers.download_request_async = download_request_async

@@ -28,6 +28,7 @@ from aiohttp import hdrs
 from aiohttp.http import SERVER_SOFTWARE
 
 from ..checker import refusal as _refusal
+from ..checker.pacing import LATE_AFTER
 from ..core.usage import UsagePreferences, combine_usage, usage_from_header
 from ..core.validate import boolean
 
@@ -62,10 +63,14 @@ _JUDGED: WeakKeyDictionary[ClientResponse, tuple[RobotsChecker, str | None]] = W
 
 @dataclass(slots=True)
 class _Flight:
-    """A paced request being sent by ``owner``, and when its headers went out."""
+    """A paced request being sent by ``owner``: when its turn came (``wait()``
+    returned) and when its headers went out (monotonic), who judged it."""
 
     owner: RobotsMiddleware
     request: ClientRequest
+    url: str
+    turn: float
+    user_agent: str | None
     sent: float | None = None
 
 
@@ -200,7 +205,8 @@ class RobotsMiddleware:
         if self.pace or self.respect_crawl_delay:
             await checker.wait(text, user_agent=user_agent)
         if self.pace:
-            response, elapsed = await self._send_timed(request, handler)
+            flight = _Flight(self, request, text, time.monotonic(), user_agent)
+            response, elapsed = await self._send_timed(flight, handler)
             await checker.observe(
                 text, response.status, response.headers, user_agent=user_agent, elapsed=elapsed
             )
@@ -228,7 +234,7 @@ class RobotsMiddleware:
         return response
 
     async def _send_timed(
-        self, request: ClientRequest, handler: ClientHandlerType
+        self, flight: _Flight, handler: ClientHandlerType
     ) -> tuple[ClientResponse, float | None]:
         """The response, and the seconds since its request's headers were sent (None
         when :attr:`trace_config` was not told: the session lacks it).
@@ -238,10 +244,9 @@ class RobotsMiddleware:
         double the back-off; without a send time a 429 is judged by its arrival,
         which errs the polite way (a slow one doubles the back-off).
         """
-        flight = _Flight(self, request)
         token = _FLIGHTS.set((*_FLIGHTS.get(), flight))
         try:
-            response = await handler(request)
+            response = await handler(flight.request)
         finally:
             _FLIGHTS.reset(token)
         sent = flight.sent
@@ -262,10 +267,18 @@ class RobotsMiddleware:
         Matched by its headers object, the one aiohttp hands the trace: a session
         may send other requests meanwhile in this task (a middleware after ours
         fetching a token), and a retry on a dropped keep-alive connection is a new
-        request, through this middleware again."""
+        request, through this middleware again.
+
+        A request sent :data:`~robots_async.checker.pacing.LATE_AFTER` or more after
+        its turn (held in aiohttp's connection pool, or by a middleware after ours)
+        is reported to the checker (``sent()``), which keeps every worker's next turn
+        of its origin an interval after it."""
         for flight in _FLIGHTS.get():
             if flight.owner is self and params.headers is flight.request.headers:
                 flight.sent = time.monotonic()
+                late = flight.sent - flight.turn
+                if late >= LATE_AFTER:
+                    await self.checker.sent(flight.url, late=late, user_agent=flight.user_agent)
 
     def _log_untraced(self) -> None:
         """Say once how to have 429s judged by send time."""

@@ -33,6 +33,7 @@ except ImportError as exc:  # pragma: no cover - exercised without httpx install
 
 from ..checker import refusal as _refusal
 from ..checker.checker import Decision
+from ..checker.pacing import LATE_AFTER
 from ..core.agent import require_token
 from ..core.errors import ConfigurationTypeError
 from ..core.usage import UsagePreferences, combine_usage, usage_from_header
@@ -227,11 +228,13 @@ class RobotsTransport(httpx.AsyncBaseTransport):
         # request's time (bench/bench_httpx.py). The rule is looked up after a refusal.
         if not await checker.allowed(text, user_agent=user_agent):
             raise await self._refusal(text, user_agent, request)
+        turn = 0.0
         if self.pace:
             await checker.wait(text, user_agent=user_agent)
+            turn = time.monotonic()
         entry = await checker.robots(text)
         if self.pace:
-            response, elapsed = await self._send_timed(request)
+            response, elapsed = await self._send_timed(request, text, user_agent, turn)
             await checker.observe(
                 text, response.status_code, response.headers, user_agent=user_agent, elapsed=elapsed
             )
@@ -243,14 +246,19 @@ class RobotsTransport(httpx.AsyncBaseTransport):
             await self._refuse(text, user_agent, usage, request, response)
         return response
 
-    async def _send_timed(self, request: httpx.Request) -> tuple[httpx.Response, float | None]:
+    async def _send_timed(
+        self, request: httpx.Request, text: str, user_agent: str | None, turn: float
+    ) -> tuple[httpx.Response, float | None]:
         """The response, and the seconds since its request's headers were sent (None
         if the transport did not say: not httpcore's).
 
         The time comes from httpcore's ``trace`` extension, as the request leaves the
         connection pool: timed from here, a request that waited there past a back-off
-        was judged sent before it, and its 429 no longer doubled the back-off. A trace
-        callback of the caller's own still gets every event.
+        was judged sent before it, and its 429 no longer doubled the back-off. A
+        request sent ``LATE_AFTER`` or more after its turn (``turn``, monotonic) is
+        reported to the checker (``sent()``: every worker's next turn keeps an
+        interval after it). A trace callback of the caller's own still gets every
+        event.
         """
         own = request.extensions.get("trace")
         sent: list[float] = []
@@ -258,6 +266,8 @@ class RobotsTransport(httpx.AsyncBaseTransport):
         async def trace(event: str, info: dict[str, Any]) -> None:
             if event.endswith(".send_request_headers.started"):
                 sent.append(time.monotonic())
+                if sent[-1] - turn >= LATE_AFTER:
+                    await self.checker.sent(text, late=sent[-1] - turn, user_agent=user_agent)
             if own is not None:
                 await own(event, info)
 

@@ -247,6 +247,18 @@ class RedisStore(AsyncClosing):
         wait, _, _ = await self._pace(unit, rule, jitter, "pause")
         return wait
 
+    async def sent_late(self, unit: str, rule: PaceRule) -> None:
+        """Record a page of ``unit`` sent now (the server's clock), after its turn."""
+        await self._run_pace(unit, rule, 0.0, "sent")
+
+    async def left_at_send(
+        self, unit: str, rule: PaceRule, held: float, jitter: float
+    ) -> tuple[float, float]:
+        """For a page of ``unit`` whose turn began ``held`` seconds ago: the pauses
+        left, and the seconds short of an interval after another page."""
+        pause, _, short = await self._run_pace(unit, rule, jitter, "send", repr(float(held)))
+        return max(0.0, float(pause)), max(0.0, float(short))
+
     async def observe(
         self,
         unit: str,
@@ -275,13 +287,19 @@ class RedisStore(AsyncClosing):
     async def _pace(
         self, unit: str, rule: PaceRule, jitter: float, mode: str
     ) -> tuple[float, int, bool]:
+        wait, failures, reserved = await self._run_pace(unit, rule, jitter, mode)
+        return max(0.0, float(wait)), int(failures), bool(int(reserved))
+
+    async def _run_pace(
+        self, unit: str, rule: PaceRule, jitter: float, mode: str, *more: str
+    ) -> Any:
+        """The pace script's answer (three values) for ``unit`` in ``mode``."""
         keys = [self._unit_key(unit)]
         numbers = (rule.interval, rule.max_retry_after, rule.first_backoff, rule.max_backoff)
         args = [*(repr(float(n)) for n in numbers), repr(float(jitter)), repr(MARGIN), mode]
-        args.append(repr(JITTER))
+        args += [repr(JITTER), *more]
         call = self._call(lambda: self._pace_script(keys=keys, args=args))
-        wait, failures, reserved = await _no_hash_is_invalid(call, "pace")
-        return max(0.0, float(wait)), int(failures), bool(int(reserved))
+        return await _no_hash_is_invalid(call, "pace")
 
     def _unit_key(self, unit: str) -> str:
         # The unit in braces is the hash tag (one slot). A host may hold "{" or "}"

@@ -454,21 +454,22 @@ async def test_a_turn_due_just_after_a_429_may_start_within_its_backoff(
 async def test_a_turn_taken_before_a_backoff_finds_it_paused_before_sending(
     clock: FakeClock,
 ) -> None:
-    """Pacer.paused (a request held after its turn, as in Scrapy's download slot):
-    another worker's 429 after the turn is found in the store, no visit reserved; with
-    no pause it is False. paused_here knows this process's observations only."""
+    """Pacer.left_at_send (a request held after its turn, as in Scrapy's download
+    slot): another worker's 429 after the turn is found in the store, no visit
+    reserved; with no pause it is 0. paused_here knows this process's observations
+    only."""
     store = ra.MemoryStore(clock=clock)
-    delay = 1.0  # a visit reserved by paused() would make the next wait this
+    delay = 1.0  # a visit reserved by left_at_send() would make the next wait this
     unit = "http://127.0.0.1:1"
     rule = PaceSettings().rule(delay)
     first = Pacer(store, PaceSettings(), clock=clock, sleep=Sleeps(clock), loop_time=clock)
     held = Pacer(store, PaceSettings(), clock=clock, sleep=Sleeps(clock), loop_time=clock)
     assert await held.wait(unit, delay) == 0.0
-    assert not await held.paused(unit, delay)
+    assert await held.left_at_send(unit, delay, 0.0) == (0.0, 0.0)
     await first.observe(unit, delay, 429, {})
     assert first.paused_here(unit, delay)
     assert not held.paused_here(unit, delay)  # another process's 429: in the store only
-    assert await held.paused(unit, delay)
+    assert (await held.left_at_send(unit, delay, 0.0))[0] == 2.0
     clock.advance(2.0 * (1 + JITTER))
-    assert not await held.paused(unit, delay)
+    assert (await held.left_at_send(unit, delay, 2.5))[0] == 0.0
     assert (await store.reserve(unit, rule, 0.0)).wait == 0.0  # nothing was reserved

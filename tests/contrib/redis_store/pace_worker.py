@@ -46,10 +46,15 @@ def open_store(spec: str) -> Any:
 async def crawl(checker: ra.RobotsChecker, via: str, url: str, until: float) -> dict[str, Any]:
     """Request ``url`` until ``until``; the count and the time each wait took."""
     requests, waits = 0, []
-    middleware = (RobotsMiddleware(checker, pace=True),) if via == "aiohttp" else ()
+    middleware = RobotsMiddleware(checker, pace=True)
     # The pid names the sender in the site's log, for a failing test's message.
     headers = {"X-Worker": str(os.getpid())}
-    async with aiohttp.ClientSession(middlewares=middleware, headers=headers) as session:
+    async with aiohttp.ClientSession(
+        middlewares=(middleware,) if via == "aiohttp" else (),
+        # As the middleware asks: it then sees when each request is sent.
+        trace_configs=[middleware.trace_config] if via == "aiohttp" else None,
+        headers=headers,
+    ) as session:
         while time.time() < until:
             started = time.monotonic()
             if via == "checker":

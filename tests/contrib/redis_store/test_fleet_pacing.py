@@ -9,6 +9,7 @@ import asyncio
 import itertools
 import socket
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,43 +80,70 @@ class Origin:
 
 
 class Origins:
-    """Origins on the test's loop, one per port."""
+    """Origins on 127.0.0.1, each served by an event loop of its own, on a thread.
+
+    The site logs when each page arrives. Served on the test's loop, beside the fast
+    origin's ~1,450 requests a second, the paced origin's page was logged 0.21 s
+    after its headers came (CI: a 0.79 s gap that the workers had not made)."""
 
     def __init__(self) -> None:
         self.by_port: dict[int, Origin] = {}
-        self._runner: web.AppRunner | None = None
+        self._threads: list[_OriginThread] = []
 
     async def add(self, robots: bytes) -> Origin:
-        if self._runner is None:
-            app = web.Application()
-            app.router.add_get("/robots.txt", self._robots)
-            app.router.add_get("/page", self._page)
-            self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2)
-            await self._runner.setup()
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        origin = Origin(sock.getsockname()[1], robots)
-        await web.SockSite(self._runner, sock).start()
+        served = _OriginThread(robots)
+        self._threads.append(served)
+        origin = await asyncio.to_thread(served.start)
         self.by_port[origin.port] = origin
         return origin
 
-    def _origin(self, request: web.Request) -> Origin:
-        sockname = request.transport.get_extra_info("sockname") if request.transport else None
-        return self.by_port[sockname[1] if sockname else 0]
+    async def close(self) -> None:
+        await asyncio.gather(*(asyncio.to_thread(t.stop) for t in self._threads))
 
-    async def _robots(self, request: web.Request) -> web.Response:
-        return web.Response(body=self._origin(request).robots)
+
+class _OriginThread:
+    """One origin's aiohttp server, on its own loop and thread."""
+
+    def __init__(self, robots: bytes) -> None:
+        self._robots = robots
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._runner: web.AppRunner | None = None
+        self.origin: Origin | None = None
+
+    def start(self) -> Origin:
+        self._thread.start()
+        return asyncio.run_coroutine_threadsafe(self._serve(), self._loop).result(30.0)
+
+    def stop(self) -> None:
+        if self._runner is not None:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(30.0)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(30.0)
+        self._loop.close()
+
+    async def _serve(self) -> Origin:
+        app = web.Application()
+        app.router.add_get("/robots.txt", self._robots_txt)
+        app.router.add_get("/page", self._page)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2)
+        await self._runner.setup()
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self.origin = Origin(sock.getsockname()[1], self._robots)
+        await web.SockSite(self._runner, sock).start()
+        return self.origin
+
+    async def _robots_txt(self, request: web.Request) -> web.Response:
+        return web.Response(body=self._robots)
 
     async def _page(self, request: web.Request) -> web.Response:
-        origin = self._origin(request)
+        origin = self.origin
+        assert origin is not None
         now = time.monotonic()
         status, headers = origin.answer(now)
         origin.hits.append(Hit(now, status, request.headers.get("X-Worker", "?")))
         return web.Response(text="page", status=status, headers=headers)
-
-    async def close(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
 
 
 @pytest.fixture
