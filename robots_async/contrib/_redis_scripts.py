@@ -84,7 +84,8 @@ if ARGV[7] == "send" then
         local began = last
         if last > now then began = last - interval end
         if began > now - tonumber(ARGV[9]) + interval / 2 then
-            short = math.max(short, began + interval - now)
+            -- An interval after the reserved turn too, when there is one (last).
+            short = math.max(short, last + interval - now)
         end
     end
     return {string.format("%.6f", math.max(0, finish - now)), failures,

@@ -50,9 +50,10 @@ def test_a_held_page_is_short_only_of_the_pages_of_turns_begun_since_its_own() -
     assert left_at_send(PaceState(last=NOW - 1.0), RULE, NOW, 1.0, 0.0) == (0.0, 0.0)
     # The turn after its own is reserved (NOW + 1) but has not begun.
     assert left_at_send(PaceState(last=NOW + 1.0), RULE, NOW, 1.0, 0.0) == (0.0, 0.0)
-    # Held 3 s: another turn began at NOW - 0.5 (and one after it is reserved).
+    # Held 3 s: another turn began at NOW - 0.5; when the one after it is reserved
+    # (NOW + 1.5), an interval after that one (1.5 s went with its page).
     assert left_at_send(PaceState(last=NOW - 0.5), RULE, NOW, 3.0, 0.0) == (0.0, 1.5)
-    assert left_at_send(PaceState(last=NOW + 1.5), RULE, NOW, 3.0, 0.0) == (0.0, 1.5)
+    assert left_at_send(PaceState(last=NOW + 1.5), RULE, NOW, 3.0, 0.0) == (0.0, 3.5)
     # A page sent late half a second ago, whatever the turns; and a pause.
     assert left_at_send(PaceState(sent=NOW - 0.5), RULE, NOW, 0.2, 0.0) == (0.0, 1.5)
     paused = PaceState(retry_at=NOW + 30.0, paused_at=NOW - 1.0)

@@ -4,14 +4,23 @@ held past its turn may go."""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+import time
 from typing import TYPE_CHECKING
 
 import pytest
 
+import robots_async as ra
+from robots_async.checker.pacing import RECHECK_AFTER, Pacer, PaceSettings
 from robots_async.contrib.redis import RedisStore
 from robots_async.core.pacing import PaceRule
 
+from .conftest import pace_store
+
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import redis.asyncio as aioredis
 
     from .conftest import RedisServer
@@ -45,3 +54,65 @@ async def test_an_infinite_pace_time_is_not_written_back_for_centuries(
         assert 0 < await raw.pttl(key) <= ttl
     finally:
         await store.aclose()
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+async def test_a_held_page_overtaken_is_short_of_an_interval_after_the_reserved_turn(
+    request: pytest.FixtureRequest, tmp_path: Path, prefix: str, kind: str
+) -> None:
+    """Our turn at 0 s, another worker's at 1 s (begun), a third reserved at 2 s; our
+    page, held by its slot, asks at 1.85 s. Found: short 0.15 s, the time until the
+    turn reserved at 2 s, so Scrapy's send-time check slept 0.15 s and sent it with
+    that turn's page. Now it is short of an interval after the reserved turn (a new
+    turn for the page: LateAtSendError)."""
+    async with pace_store(kind, request, tmp_path, prefix) as store:
+        start = time.monotonic()
+        assert (await store.reserve(UNIT, RULE, 0.0)).wait == 0.0  # ours, at 0 s
+        assert (await store.reserve(UNIT, RULE, 0.0)).reserved  # another's, at 1 s
+        await asyncio.sleep(max(0.0, start + 1.05 - time.monotonic()))
+        third = await store.reserve(UNIT, RULE, 0.0)  # queued at 1 s: reserved at 2 s
+        assert third.reserved
+        await asyncio.sleep(max(0.0, start + 1.85 - time.monotonic()))
+        held = time.monotonic() - start
+        pause, short = await store.left_at_send(UNIT, RULE, held, 0.0)
+        assert pause == 0.0
+        assert 3.0 - (time.monotonic() - start) - 0.02 <= short <= 3.0 - held + 0.02, short
+
+
+async def test_a_held_page_does_not_go_with_the_next_workers_page() -> None:
+    """Found (MemoryStore, min_delay 1): page R's turn at 0 s, held; A sent at its turn
+    (1 s); C asks at 1.8 s (its turn reserved at 2 s, too close to re-check). At 1.85
+    s R's slot frees and R does what Scrapy's send-time check does (left_at_send;
+    short of RECHECK_AFTER: sleep it out and send, else a new turn). R and C went at
+    2.001 s both (0.000 s apart; sent at once R came 0.15 s before C). Now R takes a
+    new turn, an interval after C's page."""
+    store = ra.MemoryStore()
+    loop = asyncio.get_running_loop()
+
+    def pacer() -> Pacer:
+        settings = PaceSettings(min_delay=1.0)
+        return Pacer(store, settings, clock=time.monotonic, sleep=asyncio.sleep)
+
+    held, first, waiting = pacer(), pacer(), pacer()
+    sends: list[float] = []
+
+    async def send(worker: Pacer) -> None:
+        await worker.wait(UNIT, 1.0)
+        sends.append(loop.time())
+
+    await held.wait(UNIT, 1.0)  # R's turn (0 s), held by its slot
+    turn = loop.time()
+    await send(first)  # A, at 1 s
+    await asyncio.sleep(max(0.0, turn + 1.8 - loop.time()))
+    task = asyncio.create_task(send(waiting))  # C: reserves 2 s (0.2 s ahead: no re-check)
+    await asyncio.sleep(max(0.0, turn + 1.85 - loop.time()))
+    _, short = await held.left_at_send(UNIT, 1.0, loop.time() - turn)
+    if short < RECHECK_AFTER:
+        await asyncio.sleep(short)
+        await held.sent(UNIT, 1.0, late=loop.time() - turn)
+        sends.append(loop.time())
+    else:
+        await send(held)
+    await task
+    gaps = [b - a for a, b in itertools.pairwise(sorted(sends))]
+    assert min(gaps) >= 0.95, gaps
