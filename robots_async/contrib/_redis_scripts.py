@@ -87,6 +87,8 @@ if ARGV[7] == "send" then
             -- An interval after the reserved turn too, when there is one (last).
             short = math.max(short, last + interval - now)
         end
+        -- Waited out, it would go with (or after) the page of the turn reserved next.
+        if last > now and last <= now + short then short = last + interval - now end
     end
     return {string.format("%.6f", math.max(0, finish - now)), failures,
         string.format("%.6f", math.max(0, short))}

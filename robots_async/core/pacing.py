@@ -112,10 +112,11 @@ def left_at_send(
     is reserved as the one before it begins: ``turn``). Turns are an interval apart,
     so one begun more than half an interval after its own is another's. Sent as the
     slot freed, such a page went 0.48 s after another crawl's (Crawl-delay: 1).
-    Once such a turn began, the next one, when already reserved, is another page
-    too: the page is short of an interval after that one. An interval after the
-    turn begun is the reserved turn itself, where a page that waited that out went
-    with the next worker's page (0.000 s apart, where sent at once it was 0.15 s)."""
+    Once such a turn began, or when the page would wait until a turn reserved
+    already, that turn's page is one too: the page is short of an interval after
+    it. An interval after the turn begun (or after a late page) was the reserved
+    turn itself, and a page that waited that out went with the next worker's page
+    (0.000 s apart, where sent at once it was 0.15 s)."""
     pause = max(0.0, pause_end(state, rule, jitter) - now)
     short = 0.0
     if state.sent is not None:
@@ -124,6 +125,9 @@ def left_at_send(
         began = state.last if state.last <= now else state.last - rule.interval
         if began > now - held + rule.interval / 2:
             short = max(short, state.last + rule.interval - now)
+    if state.last is not None and now < state.last <= now + short:
+        # Waited out, it would go with (or after) the page of the turn reserved next.
+        short = state.last + rule.interval - now
     return pause, max(0.0, short)
 
 

@@ -5,6 +5,8 @@ pages of the turns begun since (left_at_send)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from robots_async.core.pacing import (
     PaceRule,
     PaceState,
@@ -56,5 +58,10 @@ def test_a_held_page_is_short_only_of_the_pages_of_turns_begun_since_its_own() -
     assert left_at_send(PaceState(last=NOW + 1.5), RULE, NOW, 3.0, 0.0) == (0.0, 3.5)
     # A page sent late half a second ago, whatever the turns; and a pause.
     assert left_at_send(PaceState(sent=NOW - 0.5), RULE, NOW, 0.2, 0.0) == (0.0, 1.5)
+    # A late page 1.5 s ago, the next turn reserved an interval after it (NOW + 0.5):
+    # waited out, the page would go with that turn's, so an interval after it.
+    late = PaceState(last=NOW + 0.5, sent=NOW - 1.5)
+    assert left_at_send(late, RULE, NOW, 1.0, 0.0) == (0.0, 2.5)
+    assert left_at_send(replace(late, last=NOW + 0.6), RULE, NOW, 1.0, 0.0) == (0.0, 0.5)
     paused = PaceState(retry_at=NOW + 30.0, paused_at=NOW - 1.0)
     assert left_at_send(paused, RULE, NOW, 1.0, 0.0) == (30.0, 0.0)

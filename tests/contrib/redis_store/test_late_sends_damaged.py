@@ -79,6 +79,28 @@ async def test_a_held_page_overtaken_is_short_of_an_interval_after_the_reserved_
         assert 3.0 - (time.monotonic() - start) - 0.02 <= short <= 3.0 - held + 0.02, short
 
 
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+async def test_a_held_page_short_of_a_late_page_is_short_of_the_reserved_turn_after_it(
+    request: pytest.FixtureRequest, tmp_path: Path, prefix: str, kind: str
+) -> None:
+    """Our turn at 0 s; another page sent late at 0.3 s; the next turn reserved at 1.1
+    s for 1.3 s (an interval after that page). Our page, held, asks at 1.2 s: 0.1 s
+    short of an interval after the late page would send it at 1.3 s, with the
+    reserved turn's page; it is short of an interval after that turn instead."""
+    async with pace_store(kind, request, tmp_path, prefix) as store:
+        start = time.monotonic()
+        assert (await store.reserve(UNIT, RULE, 0.0)).wait == 0.0  # ours, at 0 s
+        await asyncio.sleep(0.3)
+        await store.sent_late(UNIT, RULE)
+        await asyncio.sleep(max(0.0, start + 1.1 - time.monotonic()))
+        other = await store.reserve(UNIT, RULE, 0.0)
+        assert other.reserved
+        assert 0.1 < other.wait <= 0.25
+        await asyncio.sleep(max(0.0, start + 1.2 - time.monotonic()))
+        _, short = await store.left_at_send(UNIT, RULE, time.monotonic() - start, 0.0)
+        assert other.wait + 0.85 <= short <= other.wait + 1.0, short
+
+
 async def test_a_held_page_does_not_go_with_the_next_workers_page() -> None:
     """Found (MemoryStore, min_delay 1): page R's turn at 0 s, held; A sent at its turn
     (1 s); C asks at 1.8 s (its turn reserved at 2 s, too close to re-check). At 1.85
@@ -106,6 +128,47 @@ async def test_a_held_page_does_not_go_with_the_next_workers_page() -> None:
     await asyncio.sleep(max(0.0, turn + 1.8 - loop.time()))
     task = asyncio.create_task(send(waiting))  # C: reserves 2 s (0.2 s ahead: no re-check)
     await asyncio.sleep(max(0.0, turn + 1.85 - loop.time()))
+    _, short = await held.left_at_send(UNIT, 1.0, loop.time() - turn)
+    if short < RECHECK_AFTER:
+        await asyncio.sleep(short)
+        await held.sent(UNIT, 1.0, late=loop.time() - turn)
+        sends.append(loop.time())
+    else:
+        await send(held)
+    await task
+    gaps = [b - a for a, b in itertools.pairwise(sorted(sends))]
+    assert min(gaps) >= 0.95, gaps
+
+
+async def test_a_held_page_short_of_a_late_page_does_not_go_with_the_next_turn() -> None:
+    """Found (MemoryStore, min_delay 1): X's turn at 0 s, its page sent 1.3 s late (a
+    pool held it; recorded); R's turn at 1 s, held by its slot; C asks at 2.1 s and is
+    given 2.3 s (an interval after X's page; too close to re-check). At 2.2 s R is
+    0.1 s short of an interval after X's page: slept out, R went at 2.3 s with C
+    (0.000 s apart). Now R takes a new turn, an interval after C's."""
+    store = ra.MemoryStore()
+    loop = asyncio.get_running_loop()
+
+    def pacer() -> Pacer:
+        settings = PaceSettings(min_delay=1.0)
+        return Pacer(store, settings, clock=time.monotonic, sleep=asyncio.sleep)
+
+    late, held, waiting = pacer(), pacer(), pacer()
+    start = loop.time()
+    await late.wait(UNIT, 1.0)  # X's turn, 0 s
+    await held.wait(UNIT, 1.0)  # R's turn, 1 s
+    turn = loop.time()
+    await asyncio.sleep(max(0.0, start + 1.3 - loop.time()))
+    await late.sent(UNIT, 1.0, late=loop.time() - start)  # X's page, at 1.3 s
+    sends = [loop.time()]
+    await asyncio.sleep(max(0.0, start + 2.1 - loop.time()))
+
+    async def send(worker: Pacer) -> None:
+        await worker.wait(UNIT, 1.0)
+        sends.append(loop.time())
+
+    task = asyncio.create_task(send(waiting))  # C: given 2.3 s
+    await asyncio.sleep(max(0.0, start + 2.2 - loop.time()))
     _, short = await held.left_at_send(UNIT, 1.0, loop.time() - turn)
     if short < RECHECK_AFTER:
         await asyncio.sleep(short)
