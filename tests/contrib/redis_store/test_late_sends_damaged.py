@@ -101,6 +101,24 @@ async def test_a_held_page_short_of_a_late_page_is_short_of_the_reserved_turn_af
         assert other.wait + 0.85 <= short <= other.wait + 1.0, short
 
 
+def _pacer(store: ra.MemoryStore) -> Pacer:
+    """A worker pacing through ``store`` with min_delay 1 (no robots.txt needed)."""
+    return Pacer(store, PaceSettings(min_delay=1.0), clock=time.monotonic, sleep=asyncio.sleep)
+
+
+async def _send_held(held: Pacer, turn: float, sends: list[float]) -> None:
+    """What Scrapy's send-time check does with a page held since ``turn`` (loop time):
+    short of RECHECK_AFTER, sleep it out and send (recorded late); else a new turn."""
+    loop = asyncio.get_running_loop()
+    _, short = await held.left_at_send(UNIT, 1.0, loop.time() - turn)
+    if short < RECHECK_AFTER:
+        await asyncio.sleep(short)
+        await held.sent(UNIT, 1.0, late=loop.time() - turn)
+    else:
+        await held.wait(UNIT, 1.0)
+    sends.append(loop.time())
+
+
 async def test_a_held_page_does_not_go_with_the_next_workers_page() -> None:
     """Found (MemoryStore, min_delay 1): page R's turn at 0 s, held; A sent at its turn
     (1 s); C asks at 1.8 s (its turn reserved at 2 s, too close to re-check). At 1.85
@@ -112,8 +130,7 @@ async def test_a_held_page_does_not_go_with_the_next_workers_page() -> None:
     loop = asyncio.get_running_loop()
 
     def pacer() -> Pacer:
-        settings = PaceSettings(min_delay=1.0)
-        return Pacer(store, settings, clock=time.monotonic, sleep=asyncio.sleep)
+        return _pacer(store)
 
     held, first, waiting = pacer(), pacer(), pacer()
     sends: list[float] = []
@@ -128,13 +145,7 @@ async def test_a_held_page_does_not_go_with_the_next_workers_page() -> None:
     await asyncio.sleep(max(0.0, turn + 1.8 - loop.time()))
     task = asyncio.create_task(send(waiting))  # C: reserves 2 s (0.2 s ahead: no re-check)
     await asyncio.sleep(max(0.0, turn + 1.85 - loop.time()))
-    _, short = await held.left_at_send(UNIT, 1.0, loop.time() - turn)
-    if short < RECHECK_AFTER:
-        await asyncio.sleep(short)
-        await held.sent(UNIT, 1.0, late=loop.time() - turn)
-        sends.append(loop.time())
-    else:
-        await send(held)
+    await _send_held(held, turn, sends)
     await task
     gaps = [b - a for a, b in itertools.pairwise(sorted(sends))]
     assert min(gaps) >= 0.95, gaps
@@ -150,8 +161,7 @@ async def test_a_held_page_short_of_a_late_page_does_not_go_with_the_next_turn()
     loop = asyncio.get_running_loop()
 
     def pacer() -> Pacer:
-        settings = PaceSettings(min_delay=1.0)
-        return Pacer(store, settings, clock=time.monotonic, sleep=asyncio.sleep)
+        return _pacer(store)
 
     late, held, waiting = pacer(), pacer(), pacer()
     start = loop.time()
@@ -169,13 +179,7 @@ async def test_a_held_page_short_of_a_late_page_does_not_go_with_the_next_turn()
 
     task = asyncio.create_task(send(waiting))  # C: given 2.3 s
     await asyncio.sleep(max(0.0, start + 2.2 - loop.time()))
-    _, short = await held.left_at_send(UNIT, 1.0, loop.time() - turn)
-    if short < RECHECK_AFTER:
-        await asyncio.sleep(short)
-        await held.sent(UNIT, 1.0, late=loop.time() - turn)
-        sends.append(loop.time())
-    else:
-        await send(held)
+    await _send_held(held, turn, sends)
     await task
     gaps = [b - a for a, b in itertools.pairwise(sorted(sends))]
     assert min(gaps) >= 0.95, gaps
