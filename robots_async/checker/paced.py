@@ -83,11 +83,8 @@ class PacedChecks:
         """
         if isinstance(status, bool) or not isinstance(status, int):
             raise TypeError(f"observe(): status must be an int, not {type(status).__name__}")
-        seconds = _elapsed_seconds(elapsed)
-        origin = self._origin(url)
-        entry = self._fresh(origin)
-        delay = robots_delay(entry.robots, self._token_for(user_agent)) if entry else 0.0
-        unit = pace_unit(origin, self._pacer.settings.pace_by)
+        seconds = optional_number("observe(): elapsed", _in_seconds(elapsed))
+        unit, delay = self._known_pacing(url, user_agent)
         await self._pacer.observe(unit, delay, status, headers, elapsed=seconds)
 
     async def sent(
@@ -104,25 +101,26 @@ class PacedChecks:
         :raises ConfigurationTypeError: ``late`` is not a number (a TypeError).
         :raises ConfigurationError: ``late`` is negative or not finite (a ValueError).
         """
-        if isinstance(late, timedelta):
-            late = late.total_seconds()
-        seconds = number("sent(): late", late)
-        origin = self._origin(url)
-        entry = self._fresh(origin)  # no fetch here: min_delay alone without it
-        delay = robots_delay(entry.robots, self._token_for(user_agent)) if entry else 0.0
-        unit = pace_unit(origin, self._pacer.settings.pace_by)
+        seconds = number("sent(): late", _in_seconds(late))
+        unit, delay = self._known_pacing(url, user_agent)
         await self._pacer.sent(unit, delay, late=seconds)
+
+    def _known_pacing(self, url: object, user_agent: str | None) -> tuple[str, float]:
+        """``url``'s pace unit and the delay its cached robots.txt asks (0 when none is
+        cached: no fetch after a visit, min_delay alone then)."""
+        origin = self._origin(url)
+        entry = self._fresh(origin)
+        delay = robots_delay(entry.robots, self._token_for(user_agent)) if entry else 0.0
+        return pace_unit(origin, self._pacer.settings.pace_by), delay
 
     async def _delay(self, origin: Origin, token: str) -> float:
         entry, _ = await self._entry(origin)
         return robots_delay(entry.robots, token)
 
 
-def _elapsed_seconds(elapsed: object) -> float | None:
-    """``elapsed`` in seconds (a timedelta converted): None, or a finite number >= 0."""
-    if isinstance(elapsed, timedelta):
-        elapsed = elapsed.total_seconds()
-    return optional_number("observe(): elapsed", elapsed)
+def _in_seconds(value: object) -> object:
+    """``value``, a timedelta (httpx's ``Response.elapsed``) converted to seconds."""
+    return value.total_seconds() if isinstance(value, timedelta) else value
 
 
 class ClosableSleep:
